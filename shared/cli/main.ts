@@ -1,0 +1,102 @@
+import { parseArgs } from "node:util";
+import { InputError } from "../io/event-file.ts";
+import { demoCommand } from "./demo-command.ts";
+import { GATE_USAGE, gateCommand } from "./gate-command.ts";
+import type { Io } from "./output.ts";
+import { EXIT, processIo, UsageError } from "./output.ts";
+
+const USAGE = `memgate: consolidates agent memory into summaries that cannot silently change meaning
+
+Usage: memgate <command> [options]
+
+Commands:
+  gate      check a candidate summary against its events, offline (no store)
+  demo      run the bundled example: an honest summary passes, a bent one is refused
+
+Run "memgate <command> --help" for a command's options. Every command takes --json.
+Exit codes: 0 ok, 1 gate rejected, 2 bad usage or input, 4 publish refused, 5 generation failed.`;
+
+interface Command {
+  usage: string;
+  options: Record<string, { type: "string" | "boolean" }>;
+  run(values: Record<string, string | boolean | undefined>, positionals: string[], io: Io): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  gate: {
+    usage: GATE_USAGE,
+    options: {
+      events: { type: "string" },
+      candidate: { type: "string" },
+      policy: { type: "string" },
+      budget: { type: "string" },
+    },
+    run: (values, _positionals, io) =>
+      gateCommand(
+        {
+          events: values.events as string | undefined,
+          candidate: values.candidate as string | undefined,
+          policy: values.policy as string | undefined,
+          budget: values.budget as string | undefined,
+          json: values.json === true,
+        },
+        io,
+      ),
+  },
+  demo: {
+    usage:
+      "memgate demo [--json]\n\nGates the bundled example events with an honest and a bent candidate and prints both verdicts.",
+    options: {},
+    run: (values, _positionals, io) => demoCommand({ json: values.json === true }, io),
+  },
+};
+
+/** Runs one memgate command line; returns the exit code. Never throws for user mistakes. */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.out(USAGE);
+    return name === undefined ? EXIT.badInput : EXIT.ok;
+  }
+  if (name === "--version") {
+    io.out("memgate 0.1.0");
+    return EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err(`memgate: unknown command "${name}"; run "memgate --help" for the list`);
+    return EXIT.badInput;
+  }
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...rest],
+      options: { ...command.options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (error) {
+    io.err(
+      `memgate ${name}: ${error instanceof Error ? error.message : String(error)}\nusage: ${command.usage.split("\n")[0]}`,
+    );
+    return EXIT.badInput;
+  }
+  if (values.help) {
+    io.out(command.usage);
+    return EXIT.ok;
+  }
+  try {
+    return await command.run(values, positionals, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`memgate ${name}: ${error.message}\nusage: ${command.usage.split("\n")[0]}`);
+      return EXIT.badInput;
+    }
+    if (error instanceof InputError) {
+      io.err(`memgate ${name}: ${error.message}`);
+      return EXIT.badInput;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Dates compared as the contract says: a date equals a date on the same calendar day, a date-time
+ * equals a date-time at the same instant (offsets normalised, no offset means UTC), and a date never
+ * equals a date-time. Pure arithmetic: no Date object, no time zone database, no clock.
+ */
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+export function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+export function daysInMonth(year: number, month: number): number {
+  if (month === 2) return isLeapYear(year) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Canonical calendar day "YYYY-MM-DD", or null when the day does not exist. */
+export function calendarDay(year: number, month: number, day: number): string | null {
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  return `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
+}
+
+/** Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146097 + dayOfEra - 719468;
+}
+
+/**
+ * The canonical key of an ISO 8601 date or date-time: "day:YYYY-MM-DD" or "instant:<seconds since
+ * epoch, exact>"; null when the text is not a valid one.
+ */
+export function canonicalDate(text: string): string | null {
+  const dateOnly = ISO_DATE.exec(text);
+  if (dateOnly) {
+    const day = calendarDay(Number(dateOnly[1]), Number(dateOnly[2]), Number(dateOnly[3]));
+    return day === null ? null : `day:${day}`;
+  }
+  const dateTime = ISO_DATE_TIME.exec(text);
+  if (!dateTime) return null;
+  const [, y, mo, d, h, mi, s = "0", fraction = "", offset = "Z"] = dateTime;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (calendarDay(year, month, day) === null) return null;
+  if (
+    hour > 24 ||
+    minute > 59 ||
+    second > 60 ||
+    (hour === 24 && (minute > 0 || second > 0 || /[1-9]/.test(fraction)))
+  )
+    return null;
+  let offsetMinutes = 0;
+  if (offset !== "Z" && offset !== "z") {
+    const sign = offset.startsWith("-") ? -1 : 1;
+    const digits = offset.slice(1).replace(":", "");
+    const offsetHours = Number(digits.slice(0, 2));
+    const offsetMins = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (offsetHours > 23 || offsetMins > 59) return null;
+    offsetMinutes = sign * (offsetHours * 60 + offsetMins);
+  }
+  const wholeSeconds =
+    daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
+  const trimmedFraction = fraction.replace(/0+$/, "");
+  return `instant:${wholeSeconds}${trimmedFraction ? `.${trimmedFraction}` : ""}`;
+}

@@ -1,0 +1,717 @@
+import { canonicalDate } from "./dates.ts";
+import { canonicalJson } from "./hashing.ts";
+import type { Mention } from "./mentions.ts";
+import { extractMentions, mentionKey } from "./mentions.ts";
+import type { MustPreserveItem } from "./must-preserve.ts";
+import {
+  contributesMentions,
+  eventMentions,
+  isMustPreserveAssertion,
+  mustPreserveSet,
+} from "./must-preserve.ts";
+import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
+import type {
+  Claim,
+  ConsolidationOutput,
+  PendingItem,
+  Polarity,
+  SequencedEvent,
+  TrustPolicy,
+  ValueData,
+} from "./schemas.ts";
+import { ConsolidationOutput as ConsolidationOutputSchema } from "./schemas.ts";
+import type { Conflict, InvalidReason, Selection } from "./selector.ts";
+import { checkEventLog, compareStrings, isOpenTask, isTextOnly, keyScope, selectInputs } from "./selector.ts";
+import { countTokens } from "./tokens.ts";
+import { canonicalValue, describeValue } from "./values.ts";
+
+/**
+ * The loss gate (CONTRACT §4, §4a). Deterministic: parse the candidate, then check every
+ * must-preserve item, every claim, every pending item, the conflicts and the summary text, and
+ * report every applicable reason with its stable code. Linear in inputs plus candidate: each check
+ * is a lookup in an index built once per snapshot, never a scan inside a scan.
+ */
+
+export const GATE_REASON_CODES = [
+  "schema-invalid",
+  "missing",
+  "value-changed",
+  "polarity-flipped",
+  "provenance-missing",
+  "unsupported-claim",
+  "unknown-source",
+  "conflict-missing",
+  "conflict-invented",
+  "conflict-settled",
+  "pending-missing",
+  "summary-foreign-token",
+  "over-budget",
+] as const;
+export type GateReasonCode = (typeof GATE_REASON_CODES)[number];
+
+export interface GateReason {
+  code: GateReasonCode;
+  key: string | null;
+  scope: string | null;
+  eventId: string | null;
+  detail: string;
+}
+
+export interface GateStats {
+  events: number;
+  validInputs: number;
+  mustPreserve: number;
+  conflicts: number;
+  openTasks: number;
+  claims: number;
+  pending: number;
+  coldRefs: number;
+  tokens: number | null;
+  budget: number | null;
+}
+
+export interface GateReport {
+  verdict: "pass" | "reject";
+  reasons: GateReason[];
+  stats: GateStats;
+}
+
+interface AssertionEntry {
+  valueKey: string;
+  value: ValueData;
+  polarity: Polarity;
+  /** The must-preserve item this assertion is, if it is one. */
+  itemId: string | null;
+}
+
+interface ConflictEntry extends Conflict {
+  /** Each distinct (polarity, value) the members hold, with one member that holds it. */
+  positions: Map<string, { value: ValueData; polarity: Polarity; eventId: string }>;
+}
+
+/** What numbers, dates and ids the valid inputs hold (CONTRACT §4a, foreign tokens). */
+interface HeldTokens {
+  unitNumbers: Set<string>;
+  numbers: Set<string>;
+  dates: Set<string>;
+  ids: Set<string>;
+}
+
+/**
+ * Everything the gate needs about one snapshot's inputs, indexed once. Build it once and check
+ * any number of candidates against it (the pipeline checks exactly one; tests check many).
+ */
+export interface GateContext {
+  selection: Selection;
+  eventCount: number;
+  mustPreserve: MustPreserveItem[];
+  eventsById: Map<string, SequencedEvent>;
+  /** `${eventId}\0${key}\0${scope}` → that event's assertions on (key, scope). */
+  assertionsByEventKeyScope: Map<string, AssertionEntry[]>;
+  /** `${key}\0${scope}\0${polarity}\0${valueKey}` → valid events asserting exactly that. */
+  tupleHolders: Map<string, string[]>;
+  conflictsByKeyScope: Map<string, ConflictEntry>;
+  held: HeldTokens;
+}
+
+/** Indexes a selection for the gate. `events` is the whole log given (for counts and reasons). */
+export function buildGateContext(selection: Selection, eventCount: number): GateContext {
+  const eventsById = new Map<string, SequencedEvent>();
+  const assertionsByEventKeyScope = new Map<string, AssertionEntry[]>();
+  const tupleHolders = new Map<string, string[]>();
+  const held: HeldTokens = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  for (const event of selection.validInputs) {
+    eventsById.set(event.eventId, event);
+    held.ids.add(event.eventId);
+    holdMentions(held, eventMentions(event).mentions);
+    (event.assertions ?? []).forEach((assertion, index) => {
+      const valueKey = canonicalValue(assertion.value);
+      const entry: AssertionEntry = {
+        valueKey,
+        value: assertion.value,
+        polarity: assertion.polarity,
+        itemId: isMustPreserveAssertion(event, assertion) ? `${event.eventId}#${index}` : null,
+      };
+      pushTo(
+        assertionsByEventKeyScope,
+        `${event.eventId}\u0000${keyScope(assertion.key, assertion.scope)}`,
+        entry,
+      );
+      const tuple = tupleKey(assertion.key, assertion.scope, assertion.polarity, valueKey);
+      const holders = tupleHolders.get(tuple);
+      if (!holders) tupleHolders.set(tuple, [event.eventId]);
+      else if (holders[holders.length - 1] !== event.eventId) holders.push(event.eventId);
+      holdValue(held, assertion.value);
+      holdMentions(held, extractMentions(assertion.key).mentions);
+      holdMentions(held, extractMentions(assertion.scope).mentions);
+    });
+  }
+  const conflictsByKeyScope = new Map<string, ConflictEntry>();
+  for (const conflict of selection.conflicts) {
+    const positions = new Map<string, { value: ValueData; polarity: Polarity; eventId: string }>();
+    for (const member of conflict.members) {
+      for (const entry of assertionsByEventKeyScope.get(
+        `${member}\u0000${keyScope(conflict.key, conflict.scope)}`,
+      ) ?? []) {
+        const position = `${entry.polarity}\u0000${entry.valueKey}`;
+        if (!positions.has(position))
+          positions.set(position, { value: entry.value, polarity: entry.polarity, eventId: member });
+      }
+    }
+    conflictsByKeyScope.set(keyScope(conflict.key, conflict.scope), { ...conflict, positions });
+  }
+  return {
+    selection,
+    eventCount,
+    mustPreserve: mustPreserveSet(selection),
+    eventsById,
+    assertionsByEventKeyScope,
+    tupleHolders,
+    conflictsByKeyScope,
+    held,
+  };
+}
+
+function tupleKey(key: string, scope: string, polarity: Polarity, valueKey: string): string {
+  return `${keyScope(key, scope)}\u0000${polarity}\u0000${valueKey}`;
+}
+
+function pushTo<T>(map: Map<string, T[]>, key: string, item: T): void {
+  const list = map.get(key);
+  if (list) list.push(item);
+  else map.set(key, [item]);
+}
+
+function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
+  for (const mention of mentions) {
+    if (mention.kind === "number") {
+      held.numbers.add(mention.number);
+      if (mention.hasUnit) held.unitNumbers.add(mention.key);
+    } else if (mention.kind === "date") held.dates.add(mention.key);
+    else held.ids.add(mention.key);
+  }
+}
+
+function holdValue(held: HeldTokens, value: ValueData): void {
+  if ("quantity" in value) {
+    const quantity = canonicalQuantity(parseDecimal(value.quantity), value.unit);
+    held.numbers.add(quantity.number);
+    held.unitNumbers.add(quantityKey(quantity));
+  } else if ("date" in value) {
+    const key = canonicalDate(value.date);
+    if (key !== null) held.dates.add(key);
+  } else if ("text" in value) holdMentions(held, extractMentions(value.text).mentions);
+  else if ("entity" in value) {
+    held.ids.add(value.entity);
+    holdMentions(held, extractMentions(value.entity).mentions);
+  } else if ("scopes" in value)
+    for (const scope of value.scopes) holdMentions(held, extractMentions(scope).mentions);
+}
+
+export interface GateOptions {
+  /** Token budget for the candidate's canonical JSON without coldRefs; no check when absent. */
+  budget?: number;
+}
+
+/** Runs the gate on a candidate given as the model's raw text (it may be truncated or not JSON). */
+export function gateCandidateText(
+  context: GateContext,
+  candidateText: string,
+  options: GateOptions = {},
+): GateReport {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(candidateText);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return report(
+      context,
+      [reason("schema-invalid", null, null, null, `candidate is not valid JSON (${message})`)],
+      null,
+      options,
+    );
+  }
+  return gateCandidate(context, raw, options);
+}
+
+/** Runs the gate on a candidate already parsed from JSON (not yet checked against the schema). */
+export function gateCandidate(context: GateContext, raw: unknown, options: GateOptions = {}): GateReport {
+  const parsed = ConsolidationOutputSchema.safeParse(raw);
+  if (!parsed.success) {
+    const reasons = parsed.error.issues.map((issue) =>
+      reason(
+        "schema-invalid",
+        null,
+        null,
+        null,
+        `${issue.path.length > 0 ? issue.path.join(".") : "candidate"}: ${issue.message}`,
+      ),
+    );
+    return report(context, reasons, null, options);
+  }
+  const reasons = new GateCheck(context, parsed.data).run();
+  let tokens: number | null = null;
+  if (options.budget !== undefined) {
+    tokens = budgetTokens(raw);
+    if (tokens > options.budget)
+      reasons.push(
+        reason(
+          "over-budget",
+          null,
+          null,
+          null,
+          `candidate is ${tokens} tokens, budget is ${options.budget}; move low-value inputs to coldRefs`,
+        ),
+      );
+  }
+  return report(context, reasons, parsed.data, options, tokens);
+}
+
+/** Tokens of the candidate as the budget counts them: canonical JSON without coldRefs. */
+export function budgetTokens(raw: unknown): number {
+  const { coldRefs: _coldRefs, ...rest } = raw as Record<string, unknown>;
+  return countTokens(canonicalJson(rest));
+}
+
+function reason(
+  code: GateReasonCode,
+  key: string | null,
+  scope: string | null,
+  eventId: string | null,
+  detail: string,
+): GateReason {
+  return { code, key, scope, eventId, detail };
+}
+
+function report(
+  context: GateContext,
+  reasons: GateReason[],
+  output: ConsolidationOutput | null,
+  options: GateOptions,
+  tokens: number | null = null,
+): GateReport {
+  const unique = new Map<string, GateReason>();
+  for (const item of reasons) {
+    const id = `${item.code}\u0000${item.eventId}\u0000${item.key}\u0000${item.scope}\u0000${item.detail}`;
+    if (!unique.has(id)) unique.set(id, item);
+  }
+  const sorted = [...unique.values()].sort(
+    (a, b) =>
+      GATE_REASON_CODES.indexOf(a.code) - GATE_REASON_CODES.indexOf(b.code) ||
+      compareStrings(a.eventId ?? "", b.eventId ?? "") ||
+      compareStrings(a.key ?? "", b.key ?? "") ||
+      compareStrings(a.scope ?? "", b.scope ?? "") ||
+      compareStrings(a.detail, b.detail),
+  );
+  return {
+    verdict: sorted.length === 0 ? "pass" : "reject",
+    reasons: sorted,
+    stats: {
+      events: context.eventCount,
+      validInputs: context.selection.validInputs.length,
+      mustPreserve: context.mustPreserve.length,
+      conflicts: context.selection.conflicts.length,
+      openTasks: context.selection.validInputs.filter(isOpenTask).length,
+      claims: output?.claims.length ?? 0,
+      pending: output?.pending.length ?? 0,
+      coldRefs: output?.coldRefs.length ?? 0,
+      tokens,
+      budget: options.budget ?? null,
+    },
+  };
+}
+
+const INVALID_WORDS: Record<InvalidReason, string> = {
+  "after-high-water": "comes after the snapshot's high-water mark",
+  revoked: "was revoked",
+  superseded: "was superseded",
+  untrusted: "is below the trust policy's minTrust",
+  "blocked-source": "comes from a blocked source",
+  "control-event": "is a revocation (a control event, never content)",
+};
+
+/** One pass over a parsed candidate; collects reasons. */
+class GateCheck {
+  private readonly reasons: GateReason[] = [];
+  private readonly keptItems = new Set<string>();
+  private readonly pendingKept = new Set<string>();
+  private readonly textCovered = new Set<string>();
+  /** (key, scope) pairs any claim speaks to, and exact (key, scope, polarity, value) tuples claimed. */
+  private readonly claimedKeyScopes = new Set<string>();
+  private readonly claimedTuples = new Set<string>();
+  private readonly contestedTuples = new Set<string>();
+
+  constructor(
+    private readonly context: GateContext,
+    private readonly output: ConsolidationOutput,
+  ) {}
+
+  run(): GateReason[] {
+    for (const [index, claim] of this.output.claims.entries()) this.checkClaim(claim, index);
+    for (const [index, item] of this.output.pending.entries()) this.checkPending(item, index);
+    for (const [index, id] of this.output.coldRefs.entries())
+      this.checkSource(id, `coldRefs[${index}]`, null, null);
+    this.checkMustPreserve();
+    this.checkConflictList();
+    this.checkForeignTokens();
+    return this.reasons;
+  }
+
+  private add(
+    code: GateReasonCode,
+    key: string | null,
+    scope: string | null,
+    eventId: string | null,
+    detail: string,
+  ): void {
+    this.reasons.push(reason(code, key, scope, eventId, detail));
+  }
+
+  /** Reports a cited id that is not a valid input; true when it is valid. */
+  private checkSource(id: string, where: string, key: string | null, scope: string | null): boolean {
+    if (this.context.selection.validIds.has(id)) return true;
+    const why = this.context.selection.invalid.get(id);
+    this.add(
+      "unknown-source",
+      key,
+      scope,
+      id,
+      `${where} names ${id}, which ${why ? INVALID_WORDS[why] : "is not an event of this snapshot"}`,
+    );
+    return false;
+  }
+
+  private checkClaim(claim: Claim, index: number): void {
+    const where = `claims[${index}]`;
+    const { key, scope, polarity } = claim;
+    const keyScopeId = keyScope(key, scope);
+    const valueKey = canonicalValue(claim.value);
+    this.claimedKeyScopes.add(keyScopeId);
+    this.claimedTuples.add(tupleKey(key, scope, polarity, valueKey));
+    if (claim.status === "contested") this.contestedTuples.add(tupleKey(key, scope, polarity, valueKey));
+
+    const conflicted = this.context.conflictsByKeyScope.has(keyScopeId);
+    if (conflicted && claim.status === "settled")
+      this.add(
+        "conflict-settled",
+        key,
+        scope,
+        null,
+        `${where} states ${key} as settled, but its sources disagree; mark it contested`,
+      );
+    if (!conflicted && claim.status === "contested")
+      this.add(
+        "conflict-invented",
+        key,
+        scope,
+        null,
+        `${where} marks ${key} contested, but no valid inputs disagree on it`,
+      );
+
+    const sources = claim.derivedFrom.filter((id, i) =>
+      this.checkSource(id, `${where}.derivedFrom[${i}]`, key, scope),
+    );
+    let matched = false;
+    let sameKeySeen = false;
+    for (const source of sources) {
+      for (const entry of this.context.assertionsByEventKeyScope.get(`${source}\u0000${keyScopeId}`) ?? []) {
+        sameKeySeen = true;
+        if (entry.valueKey === valueKey && entry.polarity === polarity) {
+          matched = true;
+          if (entry.itemId !== null) this.keptItems.add(entry.itemId);
+        } else if (entry.valueKey !== valueKey) {
+          this.add(
+            "value-changed",
+            key,
+            scope,
+            source,
+            `${where} says ${describeValue(claim.value)}, ${source} says ${describeValue(entry.value)}`,
+          );
+        } else {
+          this.add(
+            "polarity-flipped",
+            key,
+            scope,
+            source,
+            `${where} is ${polarity}, ${source} is ${entry.polarity}`,
+          );
+        }
+      }
+    }
+    if (matched || sameKeySeen) return;
+
+    const holders = this.context.tupleHolders.get(tupleKey(key, scope, polarity, valueKey));
+    if (holders) {
+      this.add(
+        "provenance-missing",
+        key,
+        scope,
+        holders[0] ?? null,
+        `${where} is asserted by ${holders.join(", ")}, which derivedFrom does not name`,
+      );
+      return;
+    }
+    const textSources = sources
+      .map((id) => this.context.eventsById.get(id))
+      .filter((event) => event !== undefined && isTextOnly(event)) as SequencedEvent[];
+    if (textSources.length > 0 && "text" in claim.value) {
+      if (polarity !== "affirmed") {
+        this.add(
+          "polarity-flipped",
+          key,
+          scope,
+          textSources[0]?.eventId ?? null,
+          `${where} is negated; a claim over free text carries its negations in the text and is affirmed`,
+        );
+        return;
+      }
+      this.checkTextFidelity(claim.value.text, textSources, where, key, scope);
+      return;
+    }
+    const basis =
+      textSources.length > 0
+        ? "its sources are free text, which a structured claim cannot restate"
+        : "no source in derivedFrom asserts it";
+    this.add(
+      "unsupported-claim",
+      key,
+      scope,
+      sources[0] ?? null,
+      `${where} (${key} = ${describeValue(claim.value)}, ${polarity}): ${basis}`,
+    );
+  }
+
+  /** A text restating text-only sources keeps each number, date and id and the count of negation cues. */
+  private checkTextFidelity(
+    text: string,
+    sources: readonly SequencedEvent[],
+    where: string,
+    key: string | null,
+    scope: string | null,
+  ): void {
+    const contributing = sources.filter(contributesMentions);
+    for (const source of contributing) this.textCovered.add(source.eventId);
+    if (contributing.length === 0) return;
+    const written = extractMentions(text);
+    const writtenKeys = new Set(written.mentions.map(mentionKey));
+    const requiredKeys = new Set<string>();
+    let requiredCues = 0;
+    for (const source of contributing) {
+      const { mentions, negationCues } = eventMentions(source);
+      requiredCues += negationCues;
+      for (const mention of mentions) requiredKeys.add(mentionKey(mention));
+    }
+    for (const source of contributing) {
+      for (const mention of eventMentions(source).mentions) {
+        if (writtenKeys.has(mentionKey(mention))) continue;
+        const replacement = written.mentions.find(
+          (other) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)),
+        );
+        this.add(
+          "value-changed",
+          key,
+          scope,
+          source.eventId,
+          replacement
+            ? `${where} turns ${source.eventId}'s "${mention.raw}" into "${replacement.raw}"`
+            : `${where} drops ${source.eventId}'s ${mention.kind} "${mention.raw}"`,
+        );
+      }
+    }
+    if (written.negationCues !== requiredCues) {
+      this.add(
+        "polarity-flipped",
+        key,
+        scope,
+        contributing[0]?.eventId ?? null,
+        `${where} has ${written.negationCues} negation cue(s); its source text has ${requiredCues}`,
+      );
+    }
+  }
+
+  private checkPending(item: PendingItem, index: number): void {
+    const where = `pending[${index}]`;
+    const sources = item.derivedFrom
+      .filter((id, i) => this.checkSource(id, `${where}.derivedFrom[${i}]`, null, null))
+      .map((id) => this.context.eventsById.get(id) as SequencedEvent);
+    const tasks = sources.filter(isOpenTask);
+    if (tasks.length === 0) {
+      if (sources.length > 0)
+        this.add(
+          "unsupported-claim",
+          null,
+          null,
+          sources[0]?.eventId ?? null,
+          `${where} is pending, but none of its sources is an open task`,
+        );
+      return;
+    }
+    for (const task of tasks) this.pendingKept.add(task.eventId);
+    const textTasks = tasks.filter(isTextOnly);
+    if (textTasks.length > 0) this.checkTextFidelity(item.text, textTasks, where, null, null);
+  }
+
+  private checkMustPreserve(): void {
+    for (const item of this.context.mustPreserve) {
+      switch (item.kind) {
+        case "assertion": {
+          if (this.keptItems.has(item.itemId)) break;
+          const keyScopeId = keyScope(item.key, item.scope);
+          if (!this.claimedKeyScopes.has(keyScopeId))
+            this.add(
+              "missing",
+              item.key,
+              item.scope,
+              item.eventId,
+              `no claim keeps ${item.key} = ${describeValue(item.value)} (${item.polarity})`,
+            );
+          else if (this.claimedTuples.has(tupleKey(item.key, item.scope, item.polarity, item.valueKey)))
+            this.add(
+              "provenance-missing",
+              item.key,
+              item.scope,
+              item.eventId,
+              `the claim of ${item.key} = ${describeValue(item.value)} does not name ${item.eventId}`,
+            );
+          // Otherwise a claim speaks to (key, scope) with another value: its own check reported it.
+          break;
+        }
+        case "pending":
+          if (!this.pendingKept.has(item.eventId))
+            this.add(
+              "pending-missing",
+              null,
+              null,
+              item.eventId,
+              `open task ${item.eventId} has no pending item: "${shorten(item.text)}"`,
+            );
+          break;
+        case "text":
+          // An open task's text is kept by its pending item; without one it is pending-missing.
+          if (!this.textCovered.has(item.eventId) && !this.pendingItemExpected(item.eventId))
+            this.add(
+              "missing",
+              null,
+              null,
+              item.eventId,
+              `no claim restates ${item.eventId}, whose ${describeMentions(item)} must be kept`,
+            );
+          break;
+        case "conflict":
+          this.checkConflictPositions(item);
+          break;
+      }
+    }
+  }
+
+  private pendingItemExpected(eventId: string): boolean {
+    const event = this.context.eventsById.get(eventId);
+    return event !== undefined && isOpenTask(event);
+  }
+
+  /** Every distinct position in a conflict appears as a contested claim. */
+  private checkConflictPositions(item: MustPreserveItem & { kind: "conflict" }): void {
+    const entry = this.context.conflictsByKeyScope.get(keyScope(item.key, item.scope));
+    for (const position of entry?.positions.values() ?? []) {
+      if (
+        !this.contestedTuples.has(
+          tupleKey(item.key, item.scope, position.polarity, canonicalValue(position.value)),
+        )
+      )
+        this.add(
+          "conflict-missing",
+          item.key,
+          item.scope,
+          position.eventId,
+          `${position.eventId}'s ${describeValue(position.value)} (${position.polarity}) is not kept as a contested claim`,
+        );
+    }
+  }
+
+  /** unresolvedConflicts equals the snapshot's conflicts as a set (members order-free). */
+  private checkConflictList(): void {
+    const conflictId = (key: string, scope: string, members: readonly string[]) =>
+      `${keyScope(key, scope)}\u0000${[...new Set(members)].sort(compareStrings).join(",")}`;
+    const listed = new Set(this.output.unresolvedConflicts.map((c) => conflictId(c.key, c.scope, c.members)));
+    const expected = new Set<string>();
+    for (const conflict of this.context.selection.conflicts) {
+      const id = conflictId(conflict.key, conflict.scope, conflict.members);
+      expected.add(id);
+      if (!listed.has(id))
+        this.add(
+          "conflict-missing",
+          conflict.key,
+          conflict.scope,
+          conflict.members[0] ?? null,
+          `unresolvedConflicts lacks ${conflict.key} between ${conflict.members.join(", ")}`,
+        );
+    }
+    for (const conflict of this.output.unresolvedConflicts) {
+      if (!expected.has(conflictId(conflict.key, conflict.scope, conflict.members)))
+        this.add(
+          "conflict-invented",
+          conflict.key,
+          conflict.scope,
+          conflict.members[0] ?? null,
+          `unresolvedConflicts names ${conflict.key} between ${conflict.members.join(", ")}, which is not an unresolved conflict of the valid inputs`,
+        );
+    }
+  }
+
+  private checkForeignTokens(): void {
+    const texts: Array<[string, string]> = [["summary", this.output.summary]];
+    this.output.claims.forEach((claim, index) => {
+      if (claim.text !== undefined) texts.push([`claims[${index}].text`, claim.text]);
+      if ("text" in claim.value) texts.push([`claims[${index}].value.text`, claim.value.text]);
+    });
+    for (const [index, item] of this.output.pending.entries())
+      texts.push([`pending[${index}].text`, item.text]);
+    const { held } = this.context;
+    for (const [where, text] of texts) {
+      for (const mention of extractMentions(text).mentions) {
+        const isHeld =
+          mention.kind === "number"
+            ? mention.hasUnit
+              ? held.unitNumbers.has(mention.key)
+              : held.numbers.has(mention.number)
+            : mention.kind === "date"
+              ? held.dates.has(mention.key)
+              : held.ids.has(mention.key);
+        if (!isHeld)
+          this.add(
+            "summary-foreign-token",
+            null,
+            null,
+            null,
+            `${where} holds ${mention.kind} "${mention.raw}", which no valid input holds`,
+          );
+      }
+    }
+  }
+}
+
+function shorten(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function describeMentions(item: MustPreserveItem & { kind: "text" }): string {
+  const parts = item.mentions.map((mention) => `"${mention.raw}"`);
+  if (item.negationCues > 0) parts.push(`${item.negationCues} negation cue(s)`);
+  return parts.join(", ");
+}
+
+/**
+ * The offline gate in one call: check the log, select its valid inputs up to its last sequence
+ * (or `highWater`), index them and judge the candidate text. Throws EventLogError on a bad log.
+ */
+export function gateEventLog(
+  events: readonly SequencedEvent[],
+  policy: TrustPolicy,
+  candidateText: string,
+  options: GateOptions & { highWater?: number } = {},
+): GateReport {
+  const log = checkEventLog(events);
+  const highWater = options.highWater ?? log.reduce((max, event) => Math.max(max, event.sequence), 0);
+  const context = buildGateContext(selectInputs(log, highWater, policy), log.length);
+  return gateCandidateText(context, candidateText, options);
+}

@@ -1,0 +1,40 @@
+import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
+import type { InputRef, MemoryEvent, SequencedEvent } from "./schemas.ts";
+
+/**
+ * Hashes are over RFC 8785 (JSON Canonicalization Scheme) bytes, never over field order: the same
+ * event hashes the same however its keys were written or its batches grouped.
+ */
+
+/** RFC 8785 canonical JSON text of a JSON value. */
+export function canonicalJson(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError("value has no JSON form (undefined or a function)");
+  return text;
+}
+
+export function sha256(text: string): string {
+  return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+}
+
+/**
+ * The content hash of an event: its parsed form (defaults applied, unknown fields dropped) without
+ * the store-assigned sequence, so re-sending the same event is recognisably the same.
+ */
+export function eventHash(event: MemoryEvent): string {
+  const { sequence: _sequence, ...content } = event;
+  return sha256(canonicalJson(content));
+}
+
+/** The ordered (id, sequence, hash) list that binds a snapshot's inputs. */
+export function inputRefs(inputs: readonly SequencedEvent[]): InputRef[] {
+  return [...inputs]
+    .sort((a, b) => a.sequence - b.sequence)
+    .map((event) => ({ eventId: event.eventId, sequence: event.sequence, hash: eventHash(event) }));
+}
+
+/** One hash over the ordered input list: equal roots mean the very same inputs. */
+export function inputRoot(refs: readonly InputRef[]): string {
+  return sha256(canonicalJson(refs.map((ref) => [ref.eventId, ref.sequence, ref.hash])));
+}

@@ -1,0 +1,206 @@
+import { calendarDay, canonicalDate } from "./dates.ts";
+import { canonicalQuantity, parseDecimal, quantityKey, resolveUnit } from "./quantity.ts";
+
+/**
+ * The extractor for free text (CONTRACT §2 and §4a): numbers with their units, dates, ids, and
+ * negation cues, in English and Chinese. Deterministic and linear in the text: one left-to-right
+ * scan with a single regular expression whose alternatives are ordered by priority (a date's digits
+ * are not numbers, an id's digits are not numbers).
+ */
+
+export type Mention =
+  | {
+      kind: "number";
+      /** Unit-aware key: equal for 5 km and 5000 m, different for 5 km and 5 mi. */
+      key: string;
+      /** The number as written with separators folded (12,500 = 12500.00), unit ignored. */
+      number: string;
+      hasUnit: boolean;
+      raw: string;
+    }
+  | { kind: "date"; key: string; raw: string }
+  | { kind: "id"; key: string; raw: string };
+
+export interface TextMentions {
+  mentions: Mention[];
+  negationCues: number;
+}
+
+const MONTHS =
+  "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
+const MONTH_INDEX: Record<string, number> = {
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  apr: 4,
+  may: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  oct: 10,
+  nov: 11,
+  dec: 12,
+};
+const ORDINAL = "(?:st|nd|rd|th)?";
+
+const SCANNER = new RegExp(
+  [
+    String.raw`(?<isoDateTime>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)(?![\d])`,
+    String.raw`(?<isoDate>(?<![\d])\d{4}-\d{2}-\d{2})(?![\d])`,
+    String.raw`(?<slashDate>(?<![\d/])\d{4}/\d{1,2}/\d{1,2})(?![\d/])`,
+    String.raw`(?<zhDate>\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*[日号])`,
+    String.raw`(?<monthFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL},?\s+\d{4})(?![\d])`,
+    String.raw`(?<dayFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
+    String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
+    String.raw`(?<number>(?<![A-Za-z0-9_.,])(?<currency>[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
+    String.raw`(?<token>(?<![A-Za-z0-9_])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*)`,
+  ].join("|"),
+  "giu",
+);
+
+/** Words that follow numbers in prose but would read as units ("5 in total", "3rd", "10 am"). */
+const NOT_UNITS = new Set(
+  "in am pm as at an is it on or to by of st nd rd th ch b a are pt cup cups mil point points li da ha".split(
+    " ",
+  ),
+);
+/** Dimensions prose units may have: mass, length, time, data and their rates (mathjs's dimension order). */
+const PROSE_DIMENSIONS = [true, true, true, false, false, false, false, false, true];
+
+/** The unit a word names in prose, if it is one people write after numbers. */
+function proseUnit(word: string): string | undefined {
+  if (NOT_UNITS.has(word.toLowerCase())) return undefined;
+  const info = resolveUnit(word);
+  if (info === null) return undefined;
+  if (
+    info.kind === "dimension" &&
+    info.dimension.split(",").some((power, index) => power !== "0" && !PROSE_DIMENSIONS[index])
+  )
+    return undefined;
+  return word;
+}
+const ATTACHED_UNIT = /^(\d+(?:\.\d+)?)([A-Za-z%]+(?:\/[A-Za-z]+)?)$/;
+const SUFFIX_ASCII_UNIT = /^( ?)([A-Za-z%]+(?:\/[A-Za-z]+)?)(?![A-Za-z0-9])/;
+const SUFFIX_CJK_UNIT = /^ ?([\u3400-\u9fff％]{1,3})/u;
+const CURRENCY_SYMBOLS: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP" };
+
+function numberMention(digits: string, unit: string | undefined, raw: string): Mention {
+  const decimal = parseDecimal(digits.replaceAll(",", ""));
+  const quantity = canonicalQuantity(decimal, unit);
+  return {
+    kind: "number",
+    key: quantityKey(quantity),
+    number: quantity.number,
+    hasUnit: unit !== undefined,
+    raw,
+  };
+}
+
+/** The unit written right after a number, if the words there are a unit we know. */
+function unitAfter(text: string, position: number): string | undefined {
+  const rest = text.slice(position, position + 24);
+  const ascii = SUFFIX_ASCII_UNIT.exec(rest);
+  if (ascii) {
+    return proseUnit(ascii[2] ?? "");
+  }
+  const cjk = SUFFIX_CJK_UNIT.exec(rest);
+  if (cjk?.[1]) {
+    for (let length = cjk[1].length; length > 0; length--) {
+      const candidate = cjk[1].slice(0, length);
+      if (proseUnit(candidate) !== undefined) return candidate;
+    }
+  }
+  return undefined;
+}
+
+function dateMention(year: number, month: number, day: number, raw: string): Mention | null {
+  const canonical = calendarDay(year, month, day);
+  return canonical === null ? null : { kind: "date", key: `day:${canonical}`, raw };
+}
+
+function monthNumber(name: string): number {
+  return MONTH_INDEX[name.slice(0, 3).toLowerCase()] ?? 0;
+}
+
+function mentionOf(groups: Record<string, string | undefined>, text: string, end: number): Mention | null {
+  const { isoDateTime, isoDate, slashDate, zhDate, monthFirst, dayFirst, uuid, number, currency, token } =
+    groups;
+  if (isoDateTime !== undefined || isoDate !== undefined) {
+    const raw = (isoDateTime ?? isoDate) as string;
+    const key = canonicalDate(raw);
+    return key === null ? null : { kind: "date", key, raw };
+  }
+  if (slashDate !== undefined) {
+    const [y, m, d] = slashDate.split("/").map(Number);
+    return dateMention(y ?? 0, m ?? 0, d ?? 0, slashDate);
+  }
+  if (zhDate !== undefined) {
+    const [y, m, d] = (zhDate.match(/\d+/g) ?? []).map(Number);
+    return dateMention(y ?? 0, m ?? 0, d ?? 0, zhDate);
+  }
+  if (monthFirst !== undefined) {
+    const [, name = "", day = "", year = ""] =
+      /^([A-Za-z]+)\.?\s+(\d{1,2})\D*?(\d{4})$/.exec(monthFirst) ?? [];
+    return dateMention(Number(year), monthNumber(name), Number(day), monthFirst);
+  }
+  if (dayFirst !== undefined) {
+    const [, day = "", name = "", year = ""] =
+      /^(\d{1,2})[a-z]*\s+([A-Za-z]+)\D*?(\d{4})$/i.exec(dayFirst) ?? [];
+    return dateMention(Number(year), monthNumber(name), Number(day), dayFirst);
+  }
+  if (uuid !== undefined) return { kind: "id", key: uuid.toLowerCase(), raw: uuid };
+  if (number !== undefined) {
+    const digits = currency === undefined ? number : number.slice(currency.length);
+    const unit = currency === undefined ? unitAfter(text, end) : CURRENCY_SYMBOLS[currency.trim()];
+    return numberMention(digits, unit, number);
+  }
+  if (token !== undefined) {
+    if (!/\d/.test(token)) return null;
+    if (!/[A-Za-z]/.test(token)) {
+      // Digits the number alternative refused (a list "1,2,3", a range "12-15", a version "1.2.3").
+      return /^\d+(\.\d+)?$/.test(token)
+        ? numberMention(token, undefined, token)
+        : { kind: "id", key: token, raw: token };
+    }
+    const attached = ATTACHED_UNIT.exec(token);
+    if (attached?.[1] && attached[2] && proseUnit(attached[2]) !== undefined)
+      return numberMention(attached[1], attached[2], token);
+    return { kind: "id", key: token, raw: token };
+  }
+  return null;
+}
+
+const ENGLISH_CUES = /\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b/giu;
+const CHINESE_LONG_CUES = new Set(["不要", "没有", "禁止"]);
+const CHINESE_SHORT_CUES = new Set(["不", "没", "别", "勿", "未", "无", "非", "莫"]);
+
+/** Counts negation cues: English words and "n't", Chinese by longest match without overlaps. */
+export function countNegationCues(text: string): number {
+  let count = text.match(ENGLISH_CUES)?.length ?? 0;
+  for (let index = 0; index < text.length; index++) {
+    if (CHINESE_LONG_CUES.has(text.slice(index, index + 2))) {
+      count++;
+      index++;
+    } else if (CHINESE_SHORT_CUES.has(text[index] as string)) {
+      count++;
+    }
+  }
+  return count;
+}
+
+/** Every number (with unit), date and id in the text, in order, plus its count of negation cues. */
+export function extractMentions(text: string): TextMentions {
+  const normalized = text.normalize("NFC");
+  const mentions: Mention[] = [];
+  for (const match of normalized.matchAll(SCANNER)) {
+    const mention = mentionOf(match.groups ?? {}, normalized, (match.index ?? 0) + match[0].length);
+    if (mention !== null) mentions.push(mention);
+  }
+  return { mentions, negationCues: countNegationCues(normalized) };
+}
+
+/** Identity of a mention for set comparison. */
+export function mentionKey(mention: Mention): string {
+  return `${mention.kind}:${mention.key}`;
+}

@@ -1,0 +1,130 @@
+import type { Mention } from "./mentions.ts";
+import { extractMentions, mentionKey } from "./mentions.ts";
+import type { Polarity, SequencedEvent, ValueData } from "./schemas.ts";
+import type { Conflict, Selection } from "./selector.ts";
+import { compareStrings, isOpenTask, isTextOnly, keyScope } from "./selector.ts";
+import { canonicalValue, isExactValue } from "./values.ts";
+
+/**
+ * The must-preserve set (CONTRACT §2): what no summary may drop or bend. Extracted from the valid
+ * inputs before any model runs, so the gate checks the summary against the inputs, never against
+ * the summary's own word.
+ */
+
+export type MustPreserveItem =
+  | {
+      kind: "assertion";
+      /** `<eventId>#<index of the assertion>` */
+      itemId: string;
+      eventId: string;
+      key: string;
+      scope: string;
+      value: ValueData;
+      valueKey: string;
+      polarity: Polarity;
+    }
+  | { kind: "pending"; itemId: string; eventId: string; text: string }
+  | { kind: "conflict"; itemId: string; key: string; scope: string; members: string[] }
+  | { kind: "text"; itemId: string; eventId: string; mentions: Mention[]; negationCues: number };
+
+/** Kinds whose text-only events contribute mentions (notes and done tasks never do). */
+const CONTRIBUTING_KINDS = new Set(["fact", "preference", "constraint", "decision", "permission"]);
+const MUST_PRESERVE_KINDS = new Set(["constraint", "permission", "decision"]);
+
+/** Whether a text-only event's numbers, dates, ids and negation cues must be kept. */
+export function contributesMentions(event: SequencedEvent): boolean {
+  return isTextOnly(event) && (CONTRIBUTING_KINDS.has(event.kind) || isOpenTask(event));
+}
+
+/** Whether an assertion of this event must be kept by some claim. */
+export function isMustPreserveAssertion(
+  event: SequencedEvent,
+  assertion: { value: ValueData; polarity: Polarity },
+): boolean {
+  if (event.kind === "note") return false;
+  return (
+    MUST_PRESERVE_KINDS.has(event.kind) || assertion.polarity === "negated" || isExactValue(assertion.value)
+  );
+}
+
+/** The mentions and cues of a contributing text-only event; cached per event object. */
+const mentionCache = new WeakMap<SequencedEvent, { mentions: Mention[]; negationCues: number }>();
+export function eventMentions(event: SequencedEvent): { mentions: Mention[]; negationCues: number } {
+  let cached = mentionCache.get(event);
+  if (!cached) {
+    cached = extractMentions(event.text ?? "");
+    mentionCache.set(event, cached);
+  }
+  return cached;
+}
+
+/** Every must-preserve item of the selection, in a stable order. */
+export function mustPreserveSet(selection: Selection): MustPreserveItem[] {
+  const items: MustPreserveItem[] = [];
+  for (const event of selection.validInputs) {
+    (event.assertions ?? []).forEach((assertion, index) => {
+      if (!isMustPreserveAssertion(event, assertion)) return;
+      items.push({
+        kind: "assertion",
+        itemId: `${event.eventId}#${index}`,
+        eventId: event.eventId,
+        key: assertion.key,
+        scope: assertion.scope,
+        value: assertion.value,
+        valueKey: canonicalValue(assertion.value),
+        polarity: assertion.polarity,
+      });
+    });
+    if (isOpenTask(event))
+      items.push({
+        kind: "pending",
+        itemId: `${event.eventId}#pending`,
+        eventId: event.eventId,
+        text: event.text ?? "",
+      });
+    if (contributesMentions(event)) {
+      const { mentions, negationCues } = eventMentions(event);
+      if (mentions.length > 0 || negationCues > 0)
+        items.push({
+          kind: "text",
+          itemId: `${event.eventId}#text`,
+          eventId: event.eventId,
+          mentions,
+          negationCues,
+        });
+    }
+  }
+  for (const conflict of selection.conflicts) items.push(conflictItem(conflict));
+  return items;
+}
+
+function conflictItem(conflict: Conflict): MustPreserveItem {
+  return {
+    kind: "conflict",
+    itemId: `conflict:${keyScope(conflict.key, conflict.scope)}`,
+    key: conflict.key,
+    scope: conflict.scope,
+    members: conflict.members,
+  };
+}
+
+/**
+ * A canonical, order-free description of a must-preserve set: equal exactly when the two sets
+ * demand the same things of a summary. Used by the metamorphic tests and the manifest.
+ */
+export function mustPreserveFingerprint(items: readonly MustPreserveItem[]): string[] {
+  return items.map(fingerprintOf).sort(compareStrings);
+}
+
+function fingerprintOf(item: MustPreserveItem): string {
+  switch (item.kind) {
+    case "assertion":
+      return `assertion|${item.eventId}|${item.key}|${item.scope}|${item.polarity}|${item.valueKey}`;
+    case "pending":
+      return `pending|${item.eventId}`;
+    case "conflict":
+      return `conflict|${item.key}|${item.scope}|${item.members.join(",")}`;
+    case "text":
+      return `text|${item.eventId}|${item.negationCues}|${item.mentions.map(mentionKey).sort(compareStrings).join(",")}`;
+  }
+}

@@ -1,0 +1,199 @@
+import Fraction from "fraction.js";
+import type { FactoryFunctionMap, Unit } from "mathjs";
+import { create, unitDependencies } from "mathjs";
+
+/**
+ * Exact quantities. A decimal string becomes an exact rational (no float is ever involved), and a
+ * unit becomes an exact rational factor to its base unit plus a dimension key, so that
+ * `5 km == 5000 m`, `36 km/h == 10 m/s`, `"1.50" == "1.5"` and `8 km != 5 mi` hold without rounding.
+ *
+ * Unit knowledge comes from mathjs's unit table; its factors are decimal literals, which are read
+ * back through their shortest round-trip string and so become exact rationals. Units mathjs does not
+ * know (currencies, "people") and calendar units whose length varies (month, year) are opaque: they
+ * compare equal only to themselves.
+ */
+
+const math = create({ unitDependencies } as FactoryFunctionMap);
+
+export const DECIMAL_PATTERN = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/** Parses a decimal string ("12500.00", "-1.5e3") into an exact rational; throws on anything else. */
+export function parseDecimal(text: string): Fraction {
+  const match = DECIMAL_PATTERN.exec(text);
+  if (!match) throw new RangeError(`"${text}" is not a decimal number`);
+  const [mantissa = "", exponentPart] = text.toLowerCase().split("e");
+  const negative = mantissa.startsWith("-");
+  const unsigned = mantissa.replace(/^[+-]/, "");
+  const [whole = "", fraction = ""] = unsigned.split(".");
+  let numerator = BigInt(`${whole || "0"}${fraction}`);
+  let denominator = 10n ** BigInt(fraction.length);
+  const exponent = exponentPart === undefined ? 0 : Number.parseInt(exponentPart, 10);
+  if (exponent > 0) numerator *= 10n ** BigInt(exponent);
+  if (exponent < 0) denominator *= 10n ** BigInt(-exponent);
+  return new Fraction(negative ? -numerator : numerator, denominator);
+}
+
+/** The exact decimal text of a number that is known to be a decimal literal (mathjs factors). */
+function exactFromNumber(value: number): Fraction {
+  return parseDecimal(String(value));
+}
+
+/** How a unit compares: a dimension with an exact factor to base, or an opaque label. */
+export type UnitInfo =
+  | { kind: "dimension"; dimension: string; factor: Fraction; label: string }
+  | { kind: "opaque"; label: string };
+
+const CALENDAR_UNITS = new Set([
+  "month",
+  "months",
+  "year",
+  "years",
+  "decade",
+  "decades",
+  "century",
+  "centuries",
+]);
+const CALENDAR_CANONICAL: Record<string, string> = {
+  months: "month",
+  years: "year",
+  decades: "decade",
+  centuries: "century",
+};
+
+/** Words people write for units that mathjs spells differently, English and Chinese. */
+const UNIT_ALIASES: Record<string, string> = {
+  天: "day",
+  小时: "hour",
+  个小时: "hour",
+  钟头: "hour",
+  分钟: "minute",
+  秒: "s",
+  秒钟: "s",
+  毫秒: "ms",
+  周: "week",
+  星期: "week",
+  个星期: "week",
+  公里: "km",
+  千米: "km",
+  米: "m",
+  厘米: "cm",
+  毫米: "mm",
+  公斤: "kg",
+  千克: "kg",
+  克: "g",
+  吨: "tonne",
+  hrs: "hr",
+  mins: "min",
+  secs: "s",
+  sec: "s",
+  kph: "km/h",
+  mph: "mi/h",
+  KB: "kB",
+};
+
+/** Currency words and symbols; a currency compares only with itself. */
+const CURRENCY_ALIASES: Record<string, string> = {
+  $: "USD",
+  US$: "USD",
+  "€": "EUR",
+  "£": "GBP",
+  dollar: "USD",
+  dollars: "USD",
+  euro: "EUR",
+  euros: "EUR",
+  yuan: "CNY",
+  RMB: "CNY",
+  元: "CNY",
+  块: "CNY",
+  人民币: "CNY",
+  美元: "USD",
+  欧元: "EUR",
+  英镑: "GBP",
+  日元: "JPY",
+};
+
+const CALENDAR_ALIASES: Record<string, string> = { 个月: "month", 年: "year" };
+
+interface UnitPart {
+  unit: { name: string; value: number; offset: number };
+  prefix: { value: number };
+  power: number;
+}
+
+/** ISO 4217 codes in use, plus the two common crypto tickers; a bare "API" after a number is no currency. */
+const CURRENCY_CODES = new Set(
+  `AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF
+  CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL
+  HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL
+  MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON
+  RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH
+  UGX USD UYU UZS VES VND VUV WST XAF XCD XOF XPF YER ZAR ZMW ZWL BTC ETH`.split(/\s+/),
+);
+const unitCache = new Map<string, UnitInfo | null>();
+
+/**
+ * Resolves a unit string to how it compares, or null when the string is not a unit at all
+ * (then a number before it is unitless). Results are cached: the table is fixed.
+ */
+export function resolveUnit(raw: string): UnitInfo | null {
+  const cached = unitCache.get(raw);
+  if (cached !== undefined) return cached;
+  const info = lookupUnit(raw);
+  unitCache.set(raw, info);
+  return info;
+}
+
+function lookupUnit(raw: string): UnitInfo | null {
+  const text = raw.normalize("NFC").trim();
+  if (text === "") return null;
+  const currency = CURRENCY_ALIASES[text] ?? CURRENCY_ALIASES[text.toLowerCase()];
+  if (currency) return { kind: "opaque", label: currency };
+  if (CURRENCY_CODES.has(text)) return { kind: "opaque", label: text };
+  if (text === "%" || text === "percent" || text === "％") return { kind: "opaque", label: "%" };
+  const calendar = CALENDAR_ALIASES[text];
+  if (calendar) return { kind: "opaque", label: calendar };
+  const name = UNIT_ALIASES[text] ?? text;
+  let parsed: Unit;
+  try {
+    parsed = math.unit(name) as Unit;
+  } catch {
+    return null;
+  }
+  // mathjs's typings declare `prefix` as a string; at run time it is the prefix object with its value.
+  const parts = parsed.units as unknown as UnitPart[];
+  if (parts.length === 1 && parts[0] && CALENDAR_UNITS.has(parts[0].unit.name)) {
+    const unitName = parts[0].unit.name;
+    return { kind: "opaque", label: CALENDAR_CANONICAL[unitName] ?? unitName };
+  }
+  if (parts.some((part) => part.unit.offset !== 0)) return { kind: "opaque", label: name };
+  let factor = new Fraction(1);
+  for (const part of parts) {
+    const single = exactFromNumber(part.unit.value).mul(exactFromNumber(part.prefix.value));
+    factor = factor.mul(single.pow(part.power));
+  }
+  return { kind: "dimension", dimension: parsed.dimensions.join(","), factor, label: name };
+}
+
+/** A quantity brought to a comparable form: the value in base units and the unit's comparison key. */
+export interface CanonicalQuantity {
+  /** "d:<dimension vector>" for convertible units, "u:<label>" for opaque ones, "" for none. */
+  unitKey: string;
+  /** The exact value in the base unit, as a reduced fraction string. */
+  baseValue: string;
+  /** The number as written, without its unit (for folding 12,500 = 12500.00). */
+  number: string;
+}
+
+/** Canonical form of (decimal, unit?); null when the unit string is not a unit we can compare. */
+export function canonicalQuantity(decimal: Fraction, unit: string | undefined): CanonicalQuantity {
+  const number = decimal.toFraction();
+  if (unit === undefined || unit.trim() === "") return { unitKey: "", baseValue: number, number };
+  const info = resolveUnit(unit);
+  if (info === null) return { unitKey: `u:${unit.normalize("NFC").trim()}`, baseValue: number, number };
+  if (info.kind === "opaque") return { unitKey: `u:${info.label}`, baseValue: number, number };
+  return { unitKey: `d:${info.dimension}`, baseValue: decimal.mul(info.factor).toFraction(), number };
+}
+
+export function quantityKey(quantity: CanonicalQuantity): string {
+  return `${quantity.unitKey}|${quantity.baseValue}`;
+}

@@ -1,0 +1,283 @@
+import { z } from "zod";
+import { canonicalDate } from "./dates.ts";
+import { DECIMAL_PATTERN } from "./quantity.ts";
+
+/**
+ * The public formats of CONTRACT.md as zod schemas. Every boundary (files, API bodies, queue
+ * messages, model answers, store items) is parsed through these; messages name the field and the fix.
+ */
+
+const utf8 = new TextEncoder();
+
+export const EVENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const MAX_TEXT_BYTES = 16 * 1024;
+export const MAX_ASSERTIONS = 64;
+
+export const EventId = z.string({ error: "must be a string event id" }).regex(EVENT_ID_PATTERN, {
+  error: "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (letters, digits, . _ : -)",
+});
+export type EventId = z.infer<typeof EventId>;
+
+const VALUE_KINDS = ["text", "bool", "quantity", "date", "entity", "scopes"] as const;
+export type ValueKind = (typeof VALUE_KINDS)[number];
+
+const TextValue = z.object({ text: z.string({ error: "text must be a string" }) });
+const BoolValue = z.object({ bool: z.boolean({ error: "bool must be true or false" }) });
+const QuantityValue = z.object({
+  quantity: z
+    .string({ error: 'quantity must be a decimal string such as "12500.00" (a JSON number is not accepted)' })
+    .regex(DECIMAL_PATTERN, { error: 'quantity must be a decimal string such as "12500.00"' }),
+  unit: z
+    .string({ error: "unit must be a string" })
+    .min(1, { error: "unit must not be empty; omit it instead" })
+    .optional(),
+});
+const DateValue = z.object({
+  date: z
+    .string({ error: "date must be an ISO 8601 string" })
+    .refine((text) => canonicalDate(text) !== null, {
+      error: "date must be an ISO 8601 date (2026-11-20) or date-time (2026-11-20T10:00:00Z) that exists",
+    }),
+});
+const EntityValue = z.object({ entity: z.string({ error: "entity must be a string" }).min(1) });
+const ScopesValue = z.object({
+  scopes: z.array(z.string({ error: "each scope must be a string" }).min(1), {
+    error: "scopes must be an array",
+  }),
+});
+
+const VALUE_SCHEMAS = {
+  text: TextValue,
+  bool: BoolValue,
+  quantity: QuantityValue,
+  date: DateValue,
+  entity: EntityValue,
+  scopes: ScopesValue,
+} as const;
+
+/** A Value holds exactly one of text, bool, quantity(+unit), date, entity or scopes. */
+export const Value = z.custom<ValueData>().superRefine((input, ctx) => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    ctx.addIssue({ code: "custom", message: `must be an object with one of: ${VALUE_KINDS.join(", ")}` });
+    return;
+  }
+  const kinds = VALUE_KINDS.filter((kind) => kind in input);
+  if (kinds.length !== 1) {
+    ctx.addIssue({
+      code: "custom",
+      message:
+        kinds.length === 0
+          ? `must have one of: ${VALUE_KINDS.join(", ")}`
+          : `must have exactly one of ${VALUE_KINDS.join(", ")}, found ${kinds.join(" and ")}`,
+    });
+    return;
+  }
+  const kind = kinds[0] as ValueKind;
+  const result = VALUE_SCHEMAS[kind].safeParse(input);
+  if (!result.success) {
+    for (const issue of result.error.issues)
+      ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+  }
+});
+export type ValueData =
+  | z.infer<typeof TextValue>
+  | z.infer<typeof BoolValue>
+  | z.infer<typeof QuantityValue>
+  | z.infer<typeof DateValue>
+  | z.infer<typeof EntityValue>
+  | z.infer<typeof ScopesValue>;
+
+/** Keeps only the fields of the value's kind (unknown fields are ignored, never hashed as meaning). */
+export function pickValueFields(input: ValueData): ValueData {
+  if ("text" in input) return { text: input.text };
+  if ("bool" in input) return { bool: input.bool };
+  if ("quantity" in input)
+    return input.unit === undefined
+      ? { quantity: input.quantity }
+      : { quantity: input.quantity, unit: input.unit };
+  if ("date" in input) return { date: input.date };
+  if ("entity" in input) return { entity: input.entity };
+  return { scopes: input.scopes };
+}
+
+export const Polarity = z.enum(["affirmed", "negated"], {
+  error: 'polarity must be "affirmed" or "negated"',
+});
+export type Polarity = z.infer<typeof Polarity>;
+
+export const Assertion = z.object({
+  key: z.string({ error: "key is required: a string such as project:alpha/budget" }).min(1),
+  value: Value.transform(pickValueFields),
+  polarity: Polarity,
+  scope: z.string({ error: "scope must be a string" }).min(1).default("global"),
+});
+export type Assertion = z.infer<typeof Assertion>;
+
+export const EVENT_KINDS = [
+  "fact",
+  "preference",
+  "constraint",
+  "decision",
+  "task",
+  "permission",
+  "note",
+  "revocation",
+] as const;
+export const EventKind = z.enum(EVENT_KINDS, { error: `kind must be one of: ${EVENT_KINDS.join(", ")}` });
+export type EventKind = z.infer<typeof EventKind>;
+
+export const TRUST_LEVELS = ["untrusted", "tool", "user", "verified"] as const;
+export const Trust = z.enum(TRUST_LEVELS, { error: `trust must be one of: ${TRUST_LEVELS.join(", ")}` });
+export type Trust = z.infer<typeof Trust>;
+
+export const MemoryEvent = z
+  .object({
+    eventId: EventId,
+    kind: EventKind,
+    text: z
+      .string({ error: "text must be a string" })
+      .refine((text) => utf8.encode(text).length <= MAX_TEXT_BYTES, {
+        error: `text must be at most ${MAX_TEXT_BYTES} bytes of UTF-8`,
+      })
+      .optional(),
+    assertions: z
+      .array(Assertion, { error: "assertions must be an array" })
+      .max(MAX_ASSERTIONS, { error: `at most ${MAX_ASSERTIONS} assertions per event` })
+      .optional(),
+    supersedes: z.array(EventId, { error: "supersedes must be an array of event ids" }).optional(),
+    revokes: z.array(EventId, { error: "revokes must be an array of event ids" }).optional(),
+    taskStatus: z.enum(["open", "done"], { error: 'taskStatus must be "open" or "done"' }).optional(),
+    trust: Trust.default("user"),
+    source: z.string({ error: "source must be a string" }).min(1).optional(),
+    occurredAt: z
+      .string({ error: "occurredAt must be an ISO 8601 string" })
+      .refine((text) => canonicalDate(text) !== null, {
+        error: "occurredAt must be an ISO 8601 date or date-time",
+      })
+      .optional(),
+    sequence: z
+      .number({ error: "sequence must be a positive integer" })
+      .int({ error: "sequence must be a positive integer" })
+      .positive({ error: "sequence must be a positive integer" })
+      .optional(),
+  })
+  .superRefine((event, ctx) => {
+    if (event.kind !== "revocation" && event.text === undefined)
+      ctx.addIssue({ code: "custom", path: ["text"], message: `text is required on a ${event.kind} event` });
+    if (event.kind === "revocation" && (event.revokes === undefined || event.revokes.length === 0))
+      ctx.addIssue({
+        code: "custom",
+        path: ["revokes"],
+        message: "a revocation must name the events it revokes",
+      });
+    if (event.kind !== "revocation" && event.revokes !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["revokes"],
+        message: 'revokes is only allowed on kind "revocation"',
+      });
+    if (event.kind !== "task" && event.taskStatus !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["taskStatus"],
+        message: 'taskStatus is only allowed on kind "task"',
+      });
+  })
+  .transform((event) =>
+    event.kind === "task" ? { ...event, taskStatus: event.taskStatus ?? "open" } : event,
+  );
+export type MemoryEvent = z.infer<typeof MemoryEvent>;
+
+/** An event as stored: the store (or the gate's file reader) has assigned its sequence. */
+export type SequencedEvent = MemoryEvent & { sequence: number };
+
+export const TrustPolicy = z.object({
+  minTrust: Trust.default("tool"),
+  blockedSources: z.array(z.string({ error: "each blocked source must be a string" }).min(1)).default([]),
+});
+export type TrustPolicy = z.infer<typeof TrustPolicy>;
+export const DEFAULT_TRUST_POLICY: TrustPolicy = { minTrust: "tool", blockedSources: [] };
+
+const NonEmptyIds = (field: string) =>
+  z
+    .array(z.string({ error: `${field} must hold event ids` }), {
+      error: `${field} must be an array of event ids`,
+    })
+    .min(1, {
+      error: `${field} must name at least one event`,
+    });
+
+export const Claim = z.object({
+  key: z.string({ error: "claim key is required" }).min(1),
+  scope: z.string({ error: "claim scope must be a string" }).min(1).default("global"),
+  value: Value.transform(pickValueFields),
+  polarity: Polarity,
+  status: z.enum(["settled", "contested"], { error: 'status must be "settled" or "contested"' }),
+  text: z.string({ error: "claim text must be a string" }).optional(),
+  derivedFrom: NonEmptyIds("derivedFrom"),
+});
+export type Claim = z.infer<typeof Claim>;
+
+export const PendingItem = z.object({
+  text: z.string({ error: "pending text is required" }),
+  derivedFrom: NonEmptyIds("derivedFrom"),
+});
+export type PendingItem = z.infer<typeof PendingItem>;
+
+export const ConflictRef = z.object({
+  key: z.string({ error: "conflict key is required" }).min(1),
+  scope: z.string({ error: "conflict scope must be a string" }).min(1).default("global"),
+  members: NonEmptyIds("members"),
+});
+export type ConflictRef = z.infer<typeof ConflictRef>;
+
+export const ConsolidationOutput = z.object({
+  claims: z.array(Claim, { error: "claims is required: an array" }),
+  pending: z.array(PendingItem, { error: "pending is required: an array" }),
+  unresolvedConflicts: z.array(ConflictRef, { error: "unresolvedConflicts is required: an array" }),
+  coldRefs: z.array(z.string({ error: "coldRefs must hold event ids" })).default([]),
+  summary: z.string({ error: "summary is required: a string" }),
+});
+export type ConsolidationOutput = z.infer<typeof ConsolidationOutput>;
+
+export const ExpectedAlias = z.object({
+  parentArtifactId: z.string().min(1),
+  sourceEpoch: z.number().int().nonnegative(),
+  coversThrough: z.number().int().nonnegative(),
+});
+export type ExpectedAlias = z.infer<typeof ExpectedAlias>;
+
+/** What one consistent read of clock and alias yields; the queue message body. */
+export const Snapshot = z.object({
+  subject: z.string({ error: "subject is required" }).min(1),
+  highWater: z.number({ error: "highWater must be an integer" }).int().nonnegative(),
+  inputEpoch: z.number({ error: "inputEpoch must be an integer" }).int().nonnegative(),
+  expectedAlias: ExpectedAlias.nullable(),
+});
+export type Snapshot = z.infer<typeof Snapshot>;
+
+export const InputRef = z.object({
+  eventId: EventId,
+  sequence: z.number().int().positive(),
+  hash: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+});
+export type InputRef = z.infer<typeof InputRef>;
+
+/** Binds an artifact to the exact inputs, fences and versions it was made from (the seed's manifest). */
+export const Manifest = z.object({
+  artifactId: z.string().min(1),
+  subject: z.string().min(1),
+  newCoversThrough: z.number().int().nonnegative(),
+  inputEpoch: z.number().int().nonnegative(),
+  expectedAlias: ExpectedAlias.nullable(),
+  inputIds: z.array(EventId),
+  inputs: z.array(InputRef),
+  inputRoot: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  selectorVersion: z.string().min(1),
+  promptVersion: z.string().min(1),
+  promptHash: z.string().optional(),
+  modelSnapshot: z.string().min(1),
+  policy: TrustPolicy,
+  createdAt: z.string().optional(),
+});
+export type Manifest = z.infer<typeof Manifest>;

@@ -1,0 +1,72 @@
+import type { z } from "zod";
+import type { SequencedEvent, TrustPolicy } from "../domain/schemas.ts";
+import { MemoryEvent, TrustPolicy as TrustPolicySchema } from "../domain/schemas.ts";
+
+/** Bad input from a user's file or request: exit 2, nothing written. Says where and what to fix. */
+export class InputError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "InputError";
+  }
+}
+
+/** Formats zod issues as "field: message" pairs on one line. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(value)"}: ${issue.message}`)
+    .join("; ");
+}
+
+/**
+ * Parses JSON Lines of MemoryEvents. A missing sequence defaults to the line number (1-based), as
+ * CONTRACT §1 says for files given to `memgate gate`; `assignSequence: false` leaves it unset (the
+ * store assigns it). Every bad line is reported, with its number and field.
+ */
+export function parseEventLines(
+  text: string,
+  name: string,
+  options: { assignSequence: boolean },
+): SequencedEvent[] {
+  const events: SequencedEvent[] = [];
+  const problems: string[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    const lineNumber = index + 1;
+    if (line.trim() === "") return;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch (error) {
+      problems.push(
+        `${name}:${lineNumber}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      );
+      return;
+    }
+    const parsed = MemoryEvent.safeParse(json);
+    if (!parsed.success) {
+      problems.push(`${name}:${lineNumber}: ${describeIssues(parsed.error)}`);
+      return;
+    }
+    const sequence = parsed.data.sequence ?? (options.assignSequence ? lineNumber : 0);
+    events.push({ ...parsed.data, sequence });
+  });
+  if (problems.length > 0) {
+    const more = problems.length > 3 ? ` (and ${problems.length - 3} more bad lines)` : "";
+    throw new InputError(`${problems.slice(0, 3).join(" | ")}${more}`);
+  }
+  return events;
+}
+
+/** Parses a trust policy file's text. */
+export function parsePolicy(text: string, name: string): TrustPolicy {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(
+      `${name}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  const parsed = TrustPolicySchema.safeParse(json);
+  if (!parsed.success) throw new InputError(`${name}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
