@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// The memgate command line. The project is TypeScript run through tsx, so the CLI, the tests and
-// the local server execute the very same sources.
-import { register } from "tsx/esm/api";
+// The memgate command line: runs the bundle of shared/cli/main.ts, rebuilt first if any source changed.
+import { pathToFileURL } from "node:url";
+import { ensureBundle } from "../scripts/bundle.mjs";
 
-register();
-const { main } = await import("../shared/cli/main.ts");
+const { main } = await import(pathToFileURL(await ensureBundle()).href);
 process.exitCode = await main(process.argv.slice(2));

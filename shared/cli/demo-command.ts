@@ -1,9 +1,8 @@
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { gateCommand } from "./gate-command.ts";
 import type { Io } from "./output.ts";
 import { EXIT } from "./output.ts";
-
-const EXAMPLE_DIR = fileURLToPath(new URL("../../examples/alpha/", import.meta.url));
+import { packageRoot } from "./package-root.ts";
 
 /**
  * The bundled walk-through: the example log gated twice, once with an honest summary (passes) and
@@ -11,11 +10,12 @@ const EXAMPLE_DIR = fileURLToPath(new URL("../../examples/alpha/", import.meta.u
  * expected, so `npm start` doubles as a smoke test.
  */
 export async function demoCommand(args: { json: boolean }, io: Io): Promise<number> {
-  const events = `${EXAMPLE_DIR}events.jsonl`;
-  const policy = `${EXAMPLE_DIR}policy.json`;
+  const exampleDir = join(packageRoot(), "examples", "alpha", "/");
+  const events = `${exampleDir}events.jsonl`;
+  const policy = `${exampleDir}policy.json`;
   const runs = [
-    { title: "honest summary", candidate: `${EXAMPLE_DIR}candidate-honest.json`, expected: EXIT.ok },
-    { title: "bent summary", candidate: `${EXAMPLE_DIR}candidate-bent.json`, expected: EXIT.rejected },
+    { title: "honest summary", candidate: `${exampleDir}candidate-honest.json`, expected: EXIT.ok },
+    { title: "bent summary", candidate: `${exampleDir}candidate-bent.json`, expected: EXIT.rejected },
   ];
   let asExpected = true;
   for (const run of runs) {

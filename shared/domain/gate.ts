@@ -3,12 +3,7 @@ import { canonicalJson } from "./hashing.ts";
 import type { Mention } from "./mentions.ts";
 import { extractMentions, mentionKey } from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
-import {
-  contributesMentions,
-  eventMentions,
-  isMustPreserveAssertion,
-  mustPreserveSet,
-} from "./must-preserve.ts";
+import { contributesMentions, eventMentions, mustPreserveSet } from "./must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
 import type {
   Claim,
@@ -21,7 +16,15 @@ import type {
 } from "./schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "./schemas.ts";
 import type { Conflict, InvalidReason, Selection } from "./selector.ts";
-import { checkEventLog, compareStrings, isOpenTask, isTextOnly, keyScope, selectInputs } from "./selector.ts";
+import {
+  checkEventLog,
+  compareStrings,
+  isOpenTask,
+  isTextOnly,
+  KeyScopeMap,
+  keyScope,
+  selectInputs,
+} from "./selector.ts";
 import { countTokens } from "./tokens.ts";
 import { canonicalValue, describeValue } from "./values.ts";
 
@@ -77,11 +80,13 @@ export interface GateReport {
 }
 
 interface AssertionEntry {
+  key: string;
+  scope: string;
   valueKey: string;
   value: ValueData;
   polarity: Polarity;
   /** The must-preserve item this assertion is, if it is one. */
-  itemId: string | null;
+  item: MustPreserveItem | null;
 }
 
 interface ConflictEntry extends Conflict {
@@ -106,80 +111,86 @@ export interface GateContext {
   eventCount: number;
   mustPreserve: MustPreserveItem[];
   eventsById: Map<string, SequencedEvent>;
-  /** `${eventId}\0${key}\0${scope}` → that event's assertions on (key, scope). */
-  assertionsByEventKeyScope: Map<string, AssertionEntry[]>;
-  /** `${key}\0${scope}\0${polarity}\0${valueKey}` → valid events asserting exactly that. */
-  tupleHolders: Map<string, string[]>;
-  conflictsByKeyScope: Map<string, ConflictEntry>;
+  /** Each valid event's assertions (at most 64 each), with canonical value keys. */
+  assertionsByEvent: Map<string, AssertionEntry[]>;
+  /** (key, scope) → `${polarity}\0${valueKey}` → the valid events asserting exactly that. */
+  holdersByKeyScope: KeyScopeMap<Map<string, string[]>>;
+  conflictsByKeyScope: KeyScopeMap<ConflictEntry>;
   held: HeldTokens;
 }
 
-/** Indexes a selection for the gate. `events` is the whole log given (for counts and reasons). */
+/** Indexes a selection for the gate. `eventCount` is the size of the whole log (for the stats). */
 export function buildGateContext(selection: Selection, eventCount: number): GateContext {
   const eventsById = new Map<string, SequencedEvent>();
-  const assertionsByEventKeyScope = new Map<string, AssertionEntry[]>();
-  const tupleHolders = new Map<string, string[]>();
+  const assertionsByEvent = new Map<string, AssertionEntry[]>();
+  const holdersByKeyScope = new KeyScopeMap<Map<string, string[]>>();
   const held: HeldTokens = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  const mustPreserve = mustPreserveSet(selection);
+  const mustPreserveById = new Map(mustPreserve.map((item) => [item.itemId, item]));
   for (const event of selection.validInputs) {
     eventsById.set(event.eventId, event);
     held.ids.add(event.eventId);
     holdMentions(held, eventMentions(event).mentions);
-    (event.assertions ?? []).forEach((assertion, index) => {
+    const entries = (event.assertions ?? []).map((assertion, index): AssertionEntry => {
       const valueKey = canonicalValue(assertion.value);
-      const entry: AssertionEntry = {
-        valueKey,
-        value: assertion.value,
-        polarity: assertion.polarity,
-        itemId: isMustPreserveAssertion(event, assertion) ? `${event.eventId}#${index}` : null,
-      };
-      pushTo(
-        assertionsByEventKeyScope,
-        `${event.eventId}\u0000${keyScope(assertion.key, assertion.scope)}`,
-        entry,
-      );
-      const tuple = tupleKey(assertion.key, assertion.scope, assertion.polarity, valueKey);
-      const holders = tupleHolders.get(tuple);
-      if (!holders) tupleHolders.set(tuple, [event.eventId]);
-      else if (holders[holders.length - 1] !== event.eventId) holders.push(event.eventId);
+      const holders = holdersByKeyScope.upsert(assertion.key, assertion.scope, () => new Map());
+      const position = positionOf(assertion.polarity, valueKey);
+      const eventIds = holders.get(position);
+      if (!eventIds) holders.set(position, [event.eventId]);
+      else if (eventIds[eventIds.length - 1] !== event.eventId) eventIds.push(event.eventId);
       holdValue(held, assertion.value);
       holdMentions(held, extractMentions(assertion.key).mentions);
       holdMentions(held, extractMentions(assertion.scope).mentions);
+      return {
+        key: assertion.key,
+        scope: assertion.scope,
+        valueKey,
+        value: assertion.value,
+        polarity: assertion.polarity,
+        item: mustPreserveById.get(`${event.eventId}#${index}`) ?? null,
+      };
     });
+    assertionsByEvent.set(event.eventId, entries);
   }
-  const conflictsByKeyScope = new Map<string, ConflictEntry>();
+  const conflictsByKeyScope = new KeyScopeMap<ConflictEntry>();
   for (const conflict of selection.conflicts) {
     const positions = new Map<string, { value: ValueData; polarity: Polarity; eventId: string }>();
     for (const member of conflict.members) {
-      for (const entry of assertionsByEventKeyScope.get(
-        `${member}\u0000${keyScope(conflict.key, conflict.scope)}`,
-      ) ?? []) {
-        const position = `${entry.polarity}\u0000${entry.valueKey}`;
+      for (const entry of assertionsOn(assertionsByEvent, member, conflict.key, conflict.scope)) {
+        const position = positionOf(entry.polarity, entry.valueKey);
         if (!positions.has(position))
           positions.set(position, { value: entry.value, polarity: entry.polarity, eventId: member });
       }
     }
-    conflictsByKeyScope.set(keyScope(conflict.key, conflict.scope), { ...conflict, positions });
+    conflictsByKeyScope.set(conflict.key, conflict.scope, { ...conflict, positions });
   }
   return {
     selection,
     eventCount,
-    mustPreserve: mustPreserveSet(selection),
+    mustPreserve,
     eventsById,
-    assertionsByEventKeyScope,
-    tupleHolders,
+    assertionsByEvent,
+    holdersByKeyScope,
     conflictsByKeyScope,
     held,
   };
 }
 
-function tupleKey(key: string, scope: string, polarity: Polarity, valueKey: string): string {
-  return `${keyScope(key, scope)}\u0000${polarity}\u0000${valueKey}`;
+/** One (polarity, canonical value) position on a (key, scope). */
+function positionOf(polarity: Polarity, valueKey: string): string {
+  return `${polarity}\u0000${valueKey}`;
 }
 
-function pushTo<T>(map: Map<string, T[]>, key: string, item: T): void {
-  const list = map.get(key);
-  if (list) list.push(item);
-  else map.set(key, [item]);
+/** An event's assertions on (key, scope): a scan of at most 64 entries. */
+function assertionsOn(
+  byEvent: Map<string, AssertionEntry[]>,
+  eventId: string,
+  key: string,
+  scope: string,
+): AssertionEntry[] {
+  const entries = byEvent.get(eventId);
+  if (!entries) return [];
+  return entries.filter((entry) => entry.key === key && entry.scope === scope);
 }
 
 function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
@@ -249,7 +260,7 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
     );
     return report(context, reasons, null, options);
   }
-  const reasons = new GateCheck(context, parsed.data).run();
+  const reasons = checkConsolidationOutput(context, parsed.data);
   let tokens: number | null = null;
   if (options.budget !== undefined) {
     tokens = budgetTokens(raw);
@@ -265,6 +276,11 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
       );
   }
   return report(context, reasons, parsed.data, options, tokens);
+}
+
+/** Every reason a schema-valid output fails the gate for (empty when it keeps everything). */
+export function checkConsolidationOutput(context: GateContext, output: ConsolidationOutput): GateReason[] {
+  return new GateCheck(context, output).run();
 }
 
 /** Tokens of the candidate as the budget counts them: canonical JSON without coldRefs. */
@@ -333,13 +349,14 @@ const INVALID_WORDS: Record<InvalidReason, string> = {
 /** One pass over a parsed candidate; collects reasons. */
 class GateCheck {
   private readonly reasons: GateReason[] = [];
-  private readonly keptItems = new Set<string>();
+  /** Must-preserve items some claim keeps (by identity: no string hashing on the hot path). */
+  private readonly keptItems = new Set<MustPreserveItem>();
   private readonly pendingKept = new Set<string>();
   private readonly textCovered = new Set<string>();
-  /** (key, scope) pairs any claim speaks to, and exact (key, scope, polarity, value) tuples claimed. */
-  private readonly claimedKeyScopes = new Set<string>();
-  private readonly claimedTuples = new Set<string>();
-  private readonly contestedTuples = new Set<string>();
+  /** Claims by key, built on first need: an honest candidate keeps every item and never asks. */
+  private claimsByKey: Map<string, Claim[]> | undefined;
+  /** Canonical value keys of claims, computed only when a plain comparison cannot decide. */
+  private readonly claimValueKeys = new WeakMap<Claim, string>();
 
   constructor(
     private readonly context: GateContext,
@@ -350,7 +367,8 @@ class GateCheck {
     for (const [index, claim] of this.output.claims.entries()) this.checkClaim(claim, index);
     for (const [index, item] of this.output.pending.entries()) this.checkPending(item, index);
     for (const [index, id] of this.output.coldRefs.entries())
-      this.checkSource(id, `coldRefs[${index}]`, null, null);
+      if (!this.context.selection.validIds.has(id))
+        this.reportUnknownSource(id, `coldRefs[${index}]`, null, null);
     this.checkMustPreserve();
     this.checkConflictList();
     this.checkForeignTokens();
@@ -367,9 +385,8 @@ class GateCheck {
     this.reasons.push(reason(code, key, scope, eventId, detail));
   }
 
-  /** Reports a cited id that is not a valid input; true when it is valid. */
-  private checkSource(id: string, where: string, key: string | null, scope: string | null): boolean {
-    if (this.context.selection.validIds.has(id)) return true;
+  /** Reports a cited id that is not a valid input of the snapshot, and why it is not. */
+  private reportUnknownSource(id: string, where: string, key: string | null, scope: string | null): void {
     const why = this.context.selection.invalid.get(id);
     this.add(
       "unknown-source",
@@ -378,26 +395,34 @@ class GateCheck {
       id,
       `${where} names ${id}, which ${why ? INVALID_WORDS[why] : "is not an event of this snapshot"}`,
     );
-    return false;
+  }
+
+  /** The valid ids among `ids`; each other one is reported (the location text is built only then). */
+  private validSources(
+    ids: readonly string[],
+    where: string,
+    key: string | null,
+    scope: string | null,
+  ): string[] {
+    const valid: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      if (this.context.selection.validIds.has(id)) valid.push(id);
+      else this.reportUnknownSource(id, `${where}.derivedFrom[${i}]`, key, scope);
+    }
+    return valid;
   }
 
   private checkClaim(claim: Claim, index: number): void {
-    const where = `claims[${index}]`;
     const { key, scope, polarity } = claim;
-    const keyScopeId = keyScope(key, scope);
-    const valueKey = canonicalValue(claim.value);
-    this.claimedKeyScopes.add(keyScopeId);
-    this.claimedTuples.add(tupleKey(key, scope, polarity, valueKey));
-    if (claim.status === "contested") this.contestedTuples.add(tupleKey(key, scope, polarity, valueKey));
 
-    const conflicted = this.context.conflictsByKeyScope.has(keyScopeId);
+    const conflicted = this.context.conflictsByKeyScope.has(key, scope);
     if (conflicted && claim.status === "settled")
       this.add(
         "conflict-settled",
         key,
         scope,
         null,
-        `${where} states ${key} as settled, but its sources disagree; mark it contested`,
+        `claims[${index}] states ${key} as settled, but its sources disagree; mark it contested`,
       );
     if (!conflicted && claim.status === "contested")
       this.add(
@@ -405,42 +430,39 @@ class GateCheck {
         key,
         scope,
         null,
-        `${where} marks ${key} contested, but no valid inputs disagree on it`,
+        `claims[${index}] marks ${key} contested, but no valid inputs disagree on it`,
       );
 
-    const sources = claim.derivedFrom.filter((id, i) =>
-      this.checkSource(id, `${where}.derivedFrom[${i}]`, key, scope),
-    );
     let matched = false;
     let sameKeySeen = false;
-    for (const source of sources) {
-      for (const entry of this.context.assertionsByEventKeyScope.get(`${source}\u0000${keyScopeId}`) ?? []) {
-        sameKeySeen = true;
-        if (entry.valueKey === valueKey && entry.polarity === polarity) {
-          matched = true;
-          if (entry.itemId !== null) this.keptItems.add(entry.itemId);
-        } else if (entry.valueKey !== valueKey) {
-          this.add(
-            "value-changed",
-            key,
-            scope,
-            source,
-            `${where} says ${describeValue(claim.value)}, ${source} says ${describeValue(entry.value)}`,
-          );
-        } else {
-          this.add(
-            "polarity-flipped",
-            key,
-            scope,
-            source,
-            `${where} is ${polarity}, ${source} is ${entry.polarity}`,
-          );
+    for (let i = 0; i < claim.derivedFrom.length; i++) {
+      const source = claim.derivedFrom[i] as string;
+      if (!this.context.selection.validIds.has(source)) {
+        this.reportUnknownSource(source, `claims[${index}].derivedFrom[${i}]`, key, scope);
+        continue;
+      }
+      const entries = this.context.assertionsByEvent.get(source) ?? [];
+      let sawKey = false;
+      let exact = false;
+      for (const entry of entries) {
+        if (entry.key !== key || entry.scope !== scope) continue;
+        sawKey = true;
+        if (entry.polarity === polarity && this.holdsValue(claim, entry.value, entry.valueKey)) {
+          exact = true;
+          if (entry.item !== null) this.keptItems.add(entry.item);
         }
       }
+      sameKeySeen ||= sawKey;
+      matched ||= exact;
+      if (sawKey && !exact) this.reportBentSource(claim, index, source, entries);
     }
     if (matched || sameKeySeen) return;
+    const where = `claims[${index}]`;
+    const sources = claim.derivedFrom.filter((id) => this.context.selection.validIds.has(id));
 
-    const holders = this.context.tupleHolders.get(tupleKey(key, scope, polarity, valueKey));
+    const holders = this.context.holdersByKeyScope
+      .get(key, scope)
+      ?.get(positionOf(polarity, this.valueKeyOf(claim)));
     if (holders) {
       this.add(
         "provenance-missing",
@@ -479,6 +501,35 @@ class GateCheck {
       sources[0] ?? null,
       `${where} (${key} = ${describeValue(claim.value)}, ${polarity}): ${basis}`,
     );
+  }
+
+  /** The source says something else on the claim's (key, scope): the claim bent it. */
+  private reportBentSource(
+    claim: Claim,
+    index: number,
+    source: string,
+    entries: readonly AssertionEntry[],
+  ): void {
+    const { key, scope, polarity } = claim;
+    for (const entry of entries) {
+      if (entry.key !== key || entry.scope !== scope) continue;
+      if (!this.holdsValue(claim, entry.value, entry.valueKey))
+        this.add(
+          "value-changed",
+          key,
+          scope,
+          source,
+          `claims[${index}] says ${describeValue(claim.value)}, ${source} says ${describeValue(entry.value)}`,
+        );
+      else
+        this.add(
+          "polarity-flipped",
+          key,
+          scope,
+          source,
+          `claims[${index}] is ${polarity}, ${source} is ${entry.polarity}`,
+        );
+    }
   }
 
   /** A text restating text-only sources keeps each number, date and id and the count of negation cues. */
@@ -531,9 +582,9 @@ class GateCheck {
 
   private checkPending(item: PendingItem, index: number): void {
     const where = `pending[${index}]`;
-    const sources = item.derivedFrom
-      .filter((id, i) => this.checkSource(id, `${where}.derivedFrom[${i}]`, null, null))
-      .map((id) => this.context.eventsById.get(id) as SequencedEvent);
+    const sources = this.validSources(item.derivedFrom, where, null, null).map(
+      (id) => this.context.eventsById.get(id) as SequencedEvent,
+    );
     const tasks = sources.filter(isOpenTask);
     if (tasks.length === 0) {
       if (sources.length > 0)
@@ -555,9 +606,9 @@ class GateCheck {
     for (const item of this.context.mustPreserve) {
       switch (item.kind) {
         case "assertion": {
-          if (this.keptItems.has(item.itemId)) break;
-          const keyScopeId = keyScope(item.key, item.scope);
-          if (!this.claimedKeyScopes.has(keyScopeId))
+          if (this.keptItems.has(item)) break;
+          const claims = this.claimsOn(item.key, item.scope);
+          if (claims.length === 0)
             this.add(
               "missing",
               item.key,
@@ -565,7 +616,12 @@ class GateCheck {
               item.eventId,
               `no claim keeps ${item.key} = ${describeValue(item.value)} (${item.polarity})`,
             );
-          else if (this.claimedTuples.has(tupleKey(item.key, item.scope, item.polarity, item.valueKey)))
+          else if (
+            claims.some(
+              (claim) =>
+                claim.polarity === item.polarity && this.holdsValue(claim, item.value, item.valueKey),
+            )
+          )
             this.add(
               "provenance-missing",
               item.key,
@@ -604,6 +660,32 @@ class GateCheck {
     }
   }
 
+  private claimsOn(key: string, scope: string): Claim[] {
+    if (!this.claimsByKey) {
+      this.claimsByKey = new Map();
+      for (const claim of this.output.claims) {
+        const claims = this.claimsByKey.get(claim.key);
+        if (claims) claims.push(claim);
+        else this.claimsByKey.set(claim.key, [claim]);
+      }
+    }
+    return (this.claimsByKey.get(key) ?? []).filter((claim) => claim.scope === scope);
+  }
+
+  /** Whether a claim's value equals a source value: written alike, or canonically equal. */
+  private holdsValue(claim: Claim, value: ValueData, valueKey: string): boolean {
+    return writtenAlike(claim.value, value) || this.valueKeyOf(claim) === valueKey;
+  }
+
+  private valueKeyOf(claim: Claim): string {
+    let valueKey = this.claimValueKeys.get(claim);
+    if (valueKey === undefined) {
+      valueKey = canonicalValue(claim.value);
+      this.claimValueKeys.set(claim, valueKey);
+    }
+    return valueKey;
+  }
+
   private pendingItemExpected(eventId: string): boolean {
     const event = this.context.eventsById.get(eventId);
     return event !== undefined && isOpenTask(event);
@@ -611,11 +693,13 @@ class GateCheck {
 
   /** Every distinct position in a conflict appears as a contested claim. */
   private checkConflictPositions(item: MustPreserveItem & { kind: "conflict" }): void {
-    const entry = this.context.conflictsByKeyScope.get(keyScope(item.key, item.scope));
-    for (const position of entry?.positions.values() ?? []) {
+    const contested = this.claimsOn(item.key, item.scope).filter((claim) => claim.status === "contested");
+    for (const [positionId, position] of this.context.conflictsByKeyScope.get(item.key, item.scope)
+      ?.positions ?? []) {
+      const valueKey = positionId.slice(positionId.indexOf("\u0000") + 1);
       if (
-        !this.contestedTuples.has(
-          tupleKey(item.key, item.scope, position.polarity, canonicalValue(position.value)),
+        !contested.some(
+          (claim) => claim.polarity === position.polarity && this.holdsValue(claim, position.value, valueKey),
         )
       )
         this.add(
@@ -688,6 +772,20 @@ class GateCheck {
       }
     }
   }
+}
+
+/** Same kind and same written fields: then equal without canonicalising (the common, honest case). */
+function writtenAlike(a: ValueData, b: ValueData): boolean {
+  if ("quantity" in a) return "quantity" in b && a.quantity === b.quantity && a.unit === b.unit;
+  if ("text" in a) return "text" in b && a.text === b.text;
+  if ("date" in a) return "date" in b && a.date === b.date;
+  if ("entity" in a) return "entity" in b && a.entity === b.entity;
+  if ("bool" in a) return "bool" in b && a.bool === b.bool;
+  return (
+    "scopes" in b &&
+    a.scopes.length === b.scopes.length &&
+    a.scopes.every((scope, i) => scope === b.scopes[i])
+  );
 }
 
 function shorten(text: string): string {

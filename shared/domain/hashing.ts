@@ -23,6 +23,7 @@ export function sha256(text: string): string {
  * the store-assigned sequence, so re-sending the same event is recognisably the same.
  */
 export function eventHash(event: MemoryEvent): string {
+  if (event.sequence === undefined) return sha256(canonicalJson(event));
   const { sequence: _sequence, ...content } = event;
   return sha256(canonicalJson(content));
 }

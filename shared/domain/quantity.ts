@@ -16,21 +16,24 @@ import { create, unitDependencies } from "mathjs";
 const math = create({ unitDependencies } as FactoryFunctionMap);
 
 export const DECIMAL_PATTERN = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const DECIMAL_PARTS = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+const powersOfTen: bigint[] = [];
+
+function powerOfTen(exponent: number): bigint {
+  powersOfTen[exponent] ??= 10n ** BigInt(exponent);
+  return powersOfTen[exponent] as bigint;
+}
 
 /** Parses a decimal string ("12500.00", "-1.5e3") into an exact rational; throws on anything else. */
 export function parseDecimal(text: string): Fraction {
-  const match = DECIMAL_PATTERN.exec(text);
-  if (!match) throw new RangeError(`"${text}" is not a decimal number`);
-  const [mantissa = "", exponentPart] = text.toLowerCase().split("e");
-  const negative = mantissa.startsWith("-");
-  const unsigned = mantissa.replace(/^[+-]/, "");
-  const [whole = "", fraction = ""] = unsigned.split(".");
+  const parts = DECIMAL_PATTERN.test(text) ? DECIMAL_PARTS.exec(text) : null;
+  if (!parts) throw new RangeError(`"${text}" is not a decimal number`);
+  const [, sign, whole, fraction = "", exponentText] = parts;
+  const exponent = (exponentText === undefined ? 0 : Number.parseInt(exponentText, 10)) - fraction.length;
   let numerator = BigInt(`${whole || "0"}${fraction}`);
-  let denominator = 10n ** BigInt(fraction.length);
-  const exponent = exponentPart === undefined ? 0 : Number.parseInt(exponentPart, 10);
-  if (exponent > 0) numerator *= 10n ** BigInt(exponent);
-  if (exponent < 0) denominator *= 10n ** BigInt(-exponent);
-  return new Fraction(negative ? -numerator : numerator, denominator);
+  if (sign === "-") numerator = -numerator;
+  if (exponent >= 0) return new Fraction(numerator * powerOfTen(exponent), 1n);
+  return new Fraction(numerator, powerOfTen(-exponent));
 }
 
 /** The exact decimal text of a number that is known to be a decimal literal (mathjs factors). */

@@ -9,6 +9,33 @@ import { DECIMAL_PATTERN } from "./quantity.ts";
 
 const utf8 = new TextEncoder();
 
+/**
+ * The path to the first string holding a lone UTF-16 surrogate, or null. Such text has no RFC 8785
+ * form (it cannot be hashed) and no meaning; it is refused at the boundary with its field named.
+ */
+export function loneSurrogatePath(
+  value: unknown,
+  path: (string | number)[] = [],
+): (string | number)[] | null {
+  if (typeof value === "string") return value.isWellFormed() ? null : path;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = loneSurrogatePath(item, [...path, index]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const found = loneSurrogatePath(key, path) ?? loneSurrogatePath(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+const WELL_FORMED_MESSAGE = "must be well-formed Unicode text (it holds a lone UTF-16 surrogate)";
+
 export const EVENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const MAX_TEXT_BYTES = 16 * 1024;
 export const MAX_ASSERTIONS = 64;
@@ -162,6 +189,8 @@ export const MemoryEvent = z
       .optional(),
   })
   .superRefine((event, ctx) => {
+    const malformed = loneSurrogatePath(event);
+    if (malformed) ctx.addIssue({ code: "custom", path: malformed, message: WELL_FORMED_MESSAGE });
     if (event.kind !== "revocation" && event.text === undefined)
       ctx.addIssue({ code: "custom", path: ["text"], message: `text is required on a ${event.kind} event` });
     if (event.kind === "revocation" && (event.revokes === undefined || event.revokes.length === 0))
@@ -210,7 +239,8 @@ const NonEmptyIds = (field: string) =>
 export const Claim = z.object({
   key: z.string({ error: "claim key is required" }).min(1),
   scope: z.string({ error: "claim scope must be a string" }).min(1).default("global"),
-  value: Value.transform(pickValueFields),
+  // Read as written: the gate reads only the kind's own fields, and a candidate is never hashed as an input.
+  value: Value,
   polarity: Polarity,
   status: z.enum(["settled", "contested"], { error: 'status must be "settled" or "contested"' }),
   text: z.string({ error: "claim text must be a string" }).optional(),
@@ -231,13 +261,18 @@ export const ConflictRef = z.object({
 });
 export type ConflictRef = z.infer<typeof ConflictRef>;
 
-export const ConsolidationOutput = z.object({
-  claims: z.array(Claim, { error: "claims is required: an array" }),
-  pending: z.array(PendingItem, { error: "pending is required: an array" }),
-  unresolvedConflicts: z.array(ConflictRef, { error: "unresolvedConflicts is required: an array" }),
-  coldRefs: z.array(z.string({ error: "coldRefs must hold event ids" })).default([]),
-  summary: z.string({ error: "summary is required: a string" }),
-});
+export const ConsolidationOutput = z
+  .object({
+    claims: z.array(Claim, { error: "claims is required: an array" }),
+    pending: z.array(PendingItem, { error: "pending is required: an array" }),
+    unresolvedConflicts: z.array(ConflictRef, { error: "unresolvedConflicts is required: an array" }),
+    coldRefs: z.array(z.string({ error: "coldRefs must hold event ids" })).default([]),
+    summary: z.string({ error: "summary is required: a string" }),
+  })
+  .superRefine((output, ctx) => {
+    const malformed = loneSurrogatePath(output);
+    if (malformed) ctx.addIssue({ code: "custom", path: malformed, message: WELL_FORMED_MESSAGE });
+  });
 export type ConsolidationOutput = z.infer<typeof ConsolidationOutput>;
 
 export const ExpectedAlias = z.object({

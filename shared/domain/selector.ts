@@ -217,3 +217,42 @@ export function checkEventLog(events: readonly SequencedEvent[]): SequencedEvent
   if (problems.length > 0) throw new EventLogError(problems);
   return [...events].sort((a, b) => a.sequence - b.sequence);
 }
+
+/**
+ * A map keyed by (key, scope) without building a joined string per lookup: the gate looks up
+ * every claim, and string concatenation plus rehashing was its hottest cost.
+ */
+export class KeyScopeMap<T> {
+  private readonly byKey = new Map<string, Map<string, T>>();
+
+  get(key: string, scope: string): T | undefined {
+    return this.byKey.get(key)?.get(scope);
+  }
+
+  has(key: string, scope: string): boolean {
+    return this.byKey.get(key)?.has(scope) ?? false;
+  }
+
+  set(key: string, scope: string, value: T): void {
+    let byScope = this.byKey.get(key);
+    if (!byScope) {
+      byScope = new Map();
+      this.byKey.set(key, byScope);
+    }
+    byScope.set(scope, value);
+  }
+
+  /** The value at (key, scope), created with `make` when absent. */
+  upsert(key: string, scope: string, make: () => T): T {
+    let value = this.get(key, scope);
+    if (value === undefined) {
+      value = make();
+      this.set(key, scope, value);
+    }
+    return value;
+  }
+
+  *values(): IterableIterator<T> {
+    for (const byScope of this.byKey.values()) yield* byScope.values();
+  }
+}

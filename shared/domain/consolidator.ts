@@ -1,0 +1,166 @@
+import { budgetTokens, type GateContext } from "./gate.ts";
+import { contributesMentions, eventMentions, isMustPreserveAssertion } from "./must-preserve.ts";
+import type { Claim, ConsolidationOutput, Polarity, SequencedEvent, ValueData } from "./schemas.ts";
+import { compareStrings, isOpenTask, isTextOnly, keyScope } from "./selector.ts";
+import { canonicalValue } from "./values.ts";
+
+/**
+ * The deterministic consolidator: the embedded default model. It restates every assertion as a
+ * claim (identical statements merged, each naming all its sources), every contributing free-text
+ * event verbatim, every open task as a pending item, and every conflict as contested claims plus
+ * the conflict itself. It never picks a winner and never truncates: when the token budget is
+ * tight, it leaves the lowest-value inputs (notes, done tasks, statements with nothing
+ * must-preserve) in the cold layer, whole.
+ */
+export const DETERMINISTIC_MODEL = "deterministic-v1";
+
+interface ClaimDraft {
+  claim: Claim;
+  /** Whether a must-preserve item depends on this claim (then it is never left out). */
+  required: boolean;
+  /** Lower is dropped first when over budget. */
+  value: number;
+}
+
+export function consolidate(context: GateContext, options: { budget?: number } = {}): ConsolidationOutput {
+  const { selection } = context;
+  const drafts = claimDrafts(context);
+  const pending = selection.validInputs
+    .filter(isOpenTask)
+    .map((task) => ({ text: task.text ?? "", derivedFrom: [task.eventId] }));
+  const unresolvedConflicts = selection.conflicts.map((conflict) => ({
+    key: conflict.key,
+    scope: conflict.scope,
+    members: conflict.members,
+  }));
+  const required = drafts.filter((draft) => draft.required);
+  const optional = drafts.filter((draft) => !draft.required).sort((a, b) => b.value - a.value);
+
+  const build = (keptOptional: number): ConsolidationOutput => {
+    const claims = [...required, ...optional.slice(0, keptOptional)].map((draft) => draft.claim);
+    const cited = new Set<string>([...claims, ...pending].flatMap((item) => item.derivedFrom));
+    return {
+      claims,
+      pending,
+      unresolvedConflicts,
+      coldRefs: selection.validInputs.map((event) => event.eventId).filter((id) => !cited.has(id)),
+      summary: summaryText(claims, pending.length > 0, unresolvedConflicts.length > 0),
+    };
+  };
+  if (options.budget === undefined || budgetTokens(build(optional.length)) <= options.budget)
+    return build(optional.length);
+  // Keep as many of the most valuable optional claims as fit: tokens grow with each claim kept.
+  let low = 0;
+  let high = optional.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (budgetTokens(build(middle)) <= options.budget) low = middle;
+    else high = middle - 1;
+  }
+  return build(low);
+}
+
+function claimDrafts(context: GateContext): ClaimDraft[] {
+  const byTuple = new Map<string, ClaimDraft>();
+  const drafts: ClaimDraft[] = [];
+  for (const event of context.selection.validInputs) {
+    for (const assertion of event.assertions ?? []) {
+      const valueKey = canonicalValue(assertion.value);
+      const tuple = `${keyScope(assertion.key, assertion.scope)}\u0000${assertion.polarity}\u0000${valueKey}`;
+      const required = isMustPreserveAssertion(event, assertion);
+      const existing = byTuple.get(tuple);
+      if (existing) {
+        existing.claim.derivedFrom.push(event.eventId);
+        existing.required ||= required;
+        existing.value = Math.max(existing.value, eventValue(event, required));
+        continue;
+      }
+      const contested = context.conflictsByKeyScope.has(assertion.key, assertion.scope);
+      const draft: ClaimDraft = {
+        claim: structuredClaim(
+          assertion.key,
+          assertion.scope,
+          assertion.value,
+          assertion.polarity,
+          contested,
+          event.eventId,
+        ),
+        required: required || contested,
+        value: eventValue(event, required),
+      };
+      byTuple.set(tuple, draft);
+      drafts.push(draft);
+    }
+    if (isTextOnly(event) && !isOpenTask(event) && event.kind !== "note" && event.kind !== "task") {
+      const { mentions, negationCues } = eventMentions(event);
+      drafts.push({
+        claim: {
+          key: `memory:${event.eventId}`,
+          scope: "global",
+          value: { text: event.text ?? "" },
+          polarity: "affirmed",
+          status: "settled",
+          derivedFrom: [event.eventId],
+        },
+        required: contributesMentions(event) && (mentions.length > 0 || negationCues > 0),
+        value: eventValue(event, false),
+      });
+    }
+  }
+  return drafts;
+}
+
+function structuredClaim(
+  key: string,
+  scope: string,
+  value: ValueData,
+  polarity: Polarity,
+  contested: boolean,
+  eventId: string,
+): Claim {
+  return { key, scope, value, polarity, status: contested ? "contested" : "settled", derivedFrom: [eventId] };
+}
+
+/** How much an input is worth keeping in the summary; notes and tool-level facts go cold first. */
+function eventValue(event: SequencedEvent, required: boolean): number {
+  if (required) return 100;
+  const byKind: Record<string, number> = {
+    decision: 60,
+    constraint: 60,
+    permission: 60,
+    preference: 50,
+    fact: 40,
+    task: 30,
+    note: 10,
+  };
+  const trust: Record<string, number> = { verified: 3, user: 2, tool: 1, untrusted: 0 };
+  return (byKind[event.kind] ?? 20) + (trust[event.trust] ?? 0);
+}
+
+/**
+ * A short natural-language summary that names what the claims cover. It quotes keys only, never
+ * invents numbers (a count would be a number no input holds).
+ */
+function summaryText(claims: readonly Claim[], hasPending: boolean, hasConflicts: boolean): string {
+  const settled = uniqueSorted(
+    claims.filter((c) => c.status === "settled" && !c.key.startsWith("memory:")).map((c) => c.key),
+  );
+  const contested = uniqueSorted(claims.filter((c) => c.status === "contested").map((c) => c.key));
+  const parts: string[] = [];
+  if (settled.length > 0) parts.push(`Settled: ${settled.join(", ")}.`);
+  if (contested.length > 0) parts.push(`Contested, not decided here: ${contested.join(", ")}.`);
+  if (claims.some((c) => c.key.startsWith("memory:")))
+    parts.push("Free-text memories are restated verbatim.");
+  if (hasPending) parts.push("Open tasks are listed as pending.");
+  if (!hasConflicts && contested.length === 0 && settled.length === 0 && !hasPending)
+    parts.push("Nothing to keep yet.");
+  return parts.join(" ");
+}
+
+/** At most this many keys are named per list: the summary stays a summary at any size. */
+const KEYS_NAMED = 12;
+
+function uniqueSorted(values: readonly string[]): string[] {
+  const unique = [...new Set(values)].sort(compareStrings);
+  return unique.length <= KEYS_NAMED ? unique : [...unique.slice(0, KEYS_NAMED), "and others"];
+}

@@ -1,0 +1,710 @@
+import { describe, expect, it } from "vitest";
+import { consolidate } from "../../shared/domain/consolidator.ts";
+import { gateCandidateText } from "../../shared/domain/gate.ts";
+import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
+
+describe("double negation", () => {
+  const events = log(
+    { eventId: "m-1", kind: "preference", text: "I don't not want the weekly report." },
+    fact(
+      "m-2",
+      "user:alex/report",
+      { bool: true },
+      { polarity: "negated", text: "Alex does not want the report." },
+    ),
+  );
+  const negatedClaim = settled("user:alex/report", { bool: true }, ["m-2"], { polarity: "negated" });
+
+  it("keeps both cues of a double negation: an equal count passes", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("memory:m-1", { text: "Not that I don't want the weekly report." }, ["m-1"]),
+          negatedClaim,
+        ],
+      }),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("refuses collapsing a double negation to one cue", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [settled("memory:m-1", { text: "I don't want the weekly report." }, ["m-1"]), negatedClaim],
+      }),
+    );
+    expect(codes(report)).toEqual(["polarity-flipped"]);
+    expect(report.reasons[0]?.eventId).toBe("m-1");
+  });
+
+  it("refuses dropping the negation of a negated assertion", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("memory:m-1", { text: "I don't not want the weekly report." }, ["m-1"]),
+          settled("user:alex/report", { bool: true }, ["m-2"]),
+        ],
+      }),
+    );
+    expect(codes(report)).toEqual(["polarity-flipped"]);
+  });
+});
+
+describe("close numbers", () => {
+  const events = log(fact("m-1", "project:alpha/budget", { quantity: "12500.00", unit: "USD" }));
+
+  it("accepts the same amount written differently", () => {
+    for (const quantity of ["12500", "12500.0", "12500.000", "1.25e4"]) {
+      expect(
+        gate(
+          events,
+          candidate({ claims: [settled("project:alpha/budget", { quantity, unit: "USD" }, ["m-1"])] }),
+        ).verdict,
+      ).toBe("pass");
+    }
+  });
+
+  it("refuses an amount off by one cent", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [settled("project:alpha/budget", { quantity: "12500.01", unit: "USD" }, ["m-1"])],
+      }),
+    );
+    expect(codes(report)).toEqual(["value-changed"]);
+  });
+
+  it("refuses 0.1 + 0.2 style drift: exact decimals, no floats", () => {
+    const drift = log(fact("m-1", "ratio", { quantity: "0.3" }));
+    expect(
+      gate(drift, candidate({ claims: [settled("ratio", { quantity: "0.30000000000000004" }, ["m-1"])] }))
+        .verdict,
+    ).toBe("reject");
+    expect(
+      gate(drift, candidate({ claims: [settled("ratio", { quantity: "0.30" }, ["m-1"])] })).verdict,
+    ).toBe("pass");
+  });
+
+  it("refuses a nudged number in a free-text claim and in the summary", () => {
+    const text = log({ eventId: "m-1", kind: "fact", text: "The contract is worth 12,500 USD." });
+    const report = gate(
+      text,
+      candidate({ claims: [settled("memory:m-1", { text: "The contract is worth 12,600 USD." }, ["m-1"])] }),
+    );
+    expect(codes(report)).toEqual(["summary-foreign-token", "value-changed"]);
+  });
+});
+
+describe("unit conversion", () => {
+  const events = log(
+    fact("m-1", "user:alex/run-limit", { quantity: "5", unit: "km" }),
+    fact("m-2", "job/timeout", { quantity: "90", unit: "min" }),
+    fact("m-3", "disk/quota", { quantity: "2", unit: "GiB" }),
+    fact("m-4", "car/speed-limit", { quantity: "36", unit: "km/h" }),
+  );
+  const claimsWith = (run: unknown, timeout: unknown, quota: unknown, speed: unknown) =>
+    candidate({
+      claims: [
+        settled("user:alex/run-limit", run, ["m-1"]),
+        settled("job/timeout", timeout, ["m-2"]),
+        settled("disk/quota", quota, ["m-3"]),
+        settled("car/speed-limit", speed, ["m-4"]),
+      ],
+    });
+
+  it("accepts exact conversions", () => {
+    const report = gate(
+      events,
+      claimsWith(
+        { quantity: "5000", unit: "m" },
+        { quantity: "1.5", unit: "h" },
+        { quantity: "2048", unit: "MiB" },
+        { quantity: "10", unit: "m/s" },
+      ),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("refuses a changed unit with the same number (5 km is not 5 mi)", () => {
+    const report = gate(
+      events,
+      claimsWith(
+        { quantity: "5", unit: "mi" },
+        { quantity: "90", unit: "min" },
+        { quantity: "2", unit: "GiB" },
+        { quantity: "36", unit: "km/h" },
+      ),
+    );
+    expect(codes(report)).toEqual(["value-changed"]);
+  });
+
+  it("refuses lossy or wrong conversions", () => {
+    const cases = [
+      { quantity: "3.1", unit: "mi" }, // 5 km is 3.10686 mi: rounded
+      { quantity: "5", unit: "m" },
+    ];
+    for (const run of cases) {
+      const report = gate(
+        events,
+        claimsWith(
+          run,
+          { quantity: "90", unit: "min" },
+          { quantity: "2", unit: "GiB" },
+          { quantity: "36", unit: "km/h" },
+        ),
+      );
+      expect(codes(report)).toEqual(["value-changed"]);
+    }
+    const gigabytes = gate(
+      events,
+      claimsWith(
+        { quantity: "5", unit: "km" },
+        { quantity: "90", unit: "min" },
+        { quantity: "2", unit: "GB" },
+        { quantity: "36", unit: "km/h" },
+      ),
+    );
+    expect(codes(gigabytes)).toEqual(["value-changed"]);
+  });
+
+  it("compares currencies only with themselves", () => {
+    const money = log(fact("m-1", "budget", { quantity: "12500", unit: "USD" }));
+    expect(
+      codes(
+        gate(money, candidate({ claims: [settled("budget", { quantity: "12500", unit: "EUR" }, ["m-1"])] })),
+      ),
+    ).toEqual(["value-changed"]);
+  });
+
+  it("accepts an exact conversion inside free text", () => {
+    const text = log({ eventId: "m-1", kind: "constraint", text: "Never run more than 5 km a day." });
+    const report = gate(
+      text,
+      candidate({ claims: [settled("memory:m-1", { text: "Never run more than 5000 m a day." }, ["m-1"])] }),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+});
+
+describe("same-name entities", () => {
+  const events = log(
+    fact("m-1", "project:alpha/owner", { entity: "person:alex@proj-a" }),
+    fact("m-2", "project:beta/owner", { entity: "person:alex@proj-b" }),
+  );
+
+  it("keeps two people called Alex apart", () => {
+    const swapped = gate(
+      events,
+      candidate({
+        claims: [
+          settled("project:alpha/owner", { entity: "person:alex@proj-b" }, ["m-1"]),
+          settled("project:beta/owner", { entity: "person:alex@proj-b" }, ["m-2"]),
+        ],
+      }),
+    );
+    expect(codes(swapped)).toEqual(["value-changed"]);
+    expect(swapped.reasons[0]?.eventId).toBe("m-1");
+  });
+
+  it("passes when each keeps its own entity", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("project:alpha/owner", { entity: "person:alex@proj-a" }, ["m-1"]),
+          settled("project:beta/owner", { entity: "person:alex@proj-b" }, ["m-2"]),
+        ],
+      }),
+    );
+    expect(report.verdict).toBe("pass");
+  });
+});
+
+describe("cross-project preferences", () => {
+  const events = log(
+    fact("m-1", "ui/theme", { text: "dark" }, { kind: "preference", scope: "project:alpha" }),
+  );
+
+  it("refuses widening a project preference to every project: a false new fact", () => {
+    const report = gate(events, candidate({ claims: [settled("ui/theme", { text: "dark" }, ["m-1"])] }));
+    expect(codes(report)).toEqual(["unsupported-claim"]);
+  });
+
+  it("refuses moving it to another project", () => {
+    const report = gate(
+      events,
+      candidate({ claims: [settled("ui/theme", { text: "dark" }, ["m-1"], { scope: "project:beta" })] }),
+    );
+    expect(codes(report)).toEqual(["unsupported-claim"]);
+  });
+
+  it("passes in its own scope", () => {
+    expect(
+      gate(
+        events,
+        candidate({ claims: [settled("ui/theme", { text: "dark" }, ["m-1"], { scope: "project:alpha" })] }),
+      ).verdict,
+    ).toBe("pass");
+  });
+});
+
+describe("revoked sources", () => {
+  const events = log(fact("m-1", "user:alex/phone", { entity: "tel:555-0100" }), {
+    eventId: "m-2",
+    kind: "revocation",
+    revokes: ["m-1"],
+  });
+
+  it("refuses a claim derived from a revoked event", () => {
+    const report = gate(
+      events,
+      candidate({ claims: [settled("user:alex/phone", { entity: "tel:555-0100" }, ["m-1"])] }),
+    );
+    expect(codes(report)).toContain("unknown-source");
+    expect(report.reasons.find((r) => r.code === "unknown-source")?.detail).toContain("revoked");
+  });
+
+  it("refuses citing the revocation itself, in claims, pending or coldRefs", () => {
+    expect(codes(gate(events, candidate({ coldRefs: ["m-2"] })))).toEqual(["unknown-source"]);
+  });
+
+  it("passes a summary that leaves the revoked fact out", () => {
+    expect(gate(events, candidate()).verdict).toBe("pass");
+  });
+
+  it("revives what a revoked superseder had superseded", () => {
+    const revived = log(
+      fact("m-1", "plan", { text: "A" }, { kind: "decision" }),
+      { ...fact("m-2", "plan", { text: "B" }, { kind: "decision" }), supersedes: ["m-1"] },
+      { eventId: "m-3", kind: "revocation", revokes: ["m-2"] },
+    );
+    expect(codes(gate(revived, candidate()))).toEqual(["missing"]);
+    expect(gate(revived, candidate({ claims: [settled("plan", { text: "A" }, ["m-1"])] })).verdict).toBe(
+      "pass",
+    );
+  });
+});
+
+describe("conflicting decisions", () => {
+  const events = log(
+    fact("m-4", "project:alpha/launch", { date: "2026-12-03" }, { kind: "decision" }),
+    fact("m-9", "project:alpha/launch", { date: "2026-12-10" }, { kind: "decision" }),
+  );
+  const contested = (date: string, id: string) =>
+    settled("project:alpha/launch", { date }, [id], { status: "contested" });
+  const conflict = { key: "project:alpha/launch", scope: "global", members: ["m-9", "m-4"] };
+
+  it("passes when both positions stay contested and the conflict is listed", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [contested("2026-12-03", "m-4"), contested("2026-12-10", "m-9")],
+        unresolvedConflicts: [conflict],
+      }),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("refuses settling the conflict for one side", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [settled("project:alpha/launch", { date: "2026-12-10" }, ["m-9"])],
+        unresolvedConflicts: [],
+      }),
+    );
+    expect(codes(report)).toEqual(["conflict-missing", "conflict-settled"]);
+  });
+
+  it("refuses inventing a conflict or contesting a settled key", () => {
+    const single = log(fact("m-1", "budget", { quantity: "5", unit: "USD" }));
+    const report = gate(
+      single,
+      candidate({
+        claims: [settled("budget", { quantity: "5", unit: "USD" }, ["m-1"], { status: "contested" })],
+        unresolvedConflicts: [{ key: "budget", scope: "global", members: ["m-1"] }],
+      }),
+    );
+    expect(codes(report)).toEqual(["conflict-invented"]);
+  });
+
+  it("refuses a conflict listed with the wrong members", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [contested("2026-12-03", "m-4"), contested("2026-12-10", "m-9")],
+        unresolvedConflicts: [{ key: "project:alpha/launch", scope: "global", members: ["m-4"] }],
+      }),
+    );
+    expect(codes(report)).toEqual(["conflict-invented", "conflict-missing"]);
+  });
+});
+
+describe("superseded versions", () => {
+  const events = log(fact("m-1", "project:beta/budget", { quantity: "8000", unit: "EUR" }), {
+    ...fact("m-2", "project:beta/budget", { quantity: "9000", unit: "EUR" }),
+    supersedes: ["m-1"],
+  });
+
+  it("keeps only the current version, and it is no conflict", () => {
+    expect(
+      gate(
+        events,
+        candidate({ claims: [settled("project:beta/budget", { quantity: "9000", unit: "EUR" }, ["m-2"])] }),
+      ).verdict,
+    ).toBe("pass");
+  });
+
+  it("refuses the superseded value", () => {
+    const report = gate(
+      events,
+      candidate({ claims: [settled("project:beta/budget", { quantity: "8000", unit: "EUR" }, ["m-1"])] }),
+    );
+    expect(codes(report)).toEqual(["unknown-source", "unsupported-claim"]);
+  });
+});
+
+describe("permission scopes", () => {
+  const events = log(
+    fact("m-1", "agent:bot/access", { scopes: ["repo:x:read", "repo:x:write"] }, { kind: "permission" }),
+  );
+  const withScopes = (scopes: string[]) =>
+    candidate({ claims: [settled("agent:bot/access", { scopes }, ["m-1"])] });
+
+  it("compares scopes as sets", () => {
+    expect(gate(events, withScopes(["repo:x:write", "repo:x:read", "repo:x:read"])).verdict).toBe("pass");
+  });
+
+  it("refuses widening", () => {
+    expect(codes(gate(events, withScopes(["repo:x:read", "repo:x:write", "repo:x:admin"])))).toEqual([
+      "value-changed",
+    ]);
+  });
+
+  it("refuses narrowing", () => {
+    expect(codes(gate(events, withScopes(["repo:x:read"])))).toEqual(["value-changed"]);
+  });
+
+  it("refuses dropping the permission", () => {
+    expect(codes(gate(events, candidate()))).toEqual(["missing"]);
+  });
+});
+
+describe("open tasks", () => {
+  const events = log(
+    { eventId: "m-1", kind: "task", text: "Send invoice INV-20931 by 2026-12-05." },
+    { eventId: "m-2", kind: "task", text: "Book the venue.", taskStatus: "done" },
+  );
+
+  it("passes with the open task pending and the done one cold", () => {
+    const report = gate(
+      events,
+      candidate({
+        pending: [{ text: "Send INV-20931 by Dec 5, 2026.", derivedFrom: ["m-1"] }],
+        coldRefs: ["m-2"],
+      }),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("refuses dropping an open task", () => {
+    expect(codes(gate(events, candidate()))).toEqual(["pending-missing"]);
+  });
+
+  it("refuses a pending item that loses the task's id or date", () => {
+    const report = gate(
+      events,
+      candidate({ pending: [{ text: "Send the invoice soon.", derivedFrom: ["m-1"] }] }),
+    );
+    expect(codes(report)).toEqual(["value-changed"]);
+  });
+
+  it("refuses reopening a done task", () => {
+    const report = gate(
+      events,
+      candidate({
+        pending: [
+          { text: "Send INV-20931 by 2026-12-05.", derivedFrom: ["m-1"] },
+          { text: "Book the venue.", derivedFrom: ["m-2"] },
+        ],
+      }),
+    );
+    expect(codes(report)).toEqual(["unsupported-claim"]);
+  });
+});
+
+describe("provenance", () => {
+  const events = log(
+    fact("m-1", "budget", { quantity: "100", unit: "USD" }),
+    fact("m-2", "owner", { entity: "person:sam" }),
+  );
+
+  it("refuses a claim that points at the wrong event", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("budget", { quantity: "100", unit: "USD" }, ["m-2"]),
+          settled("owner", { entity: "person:sam" }, ["m-2"]),
+        ],
+      }),
+    );
+    expect(codes(report)).toEqual(["provenance-missing"]);
+    expect(report.reasons.every((r) => r.eventId === "m-1")).toBe(true);
+  });
+
+  it("refuses an id that is not an event of the snapshot", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("budget", { quantity: "100", unit: "USD" }, ["m-1", "m-77"]),
+          settled("owner", { entity: "person:sam" }, ["m-2"]),
+        ],
+      }),
+    );
+    expect(codes(report)).toEqual(["unknown-source"]);
+  });
+});
+
+describe("hallucinated claims", () => {
+  const events = log(fact("m-1", "budget", { quantity: "100", unit: "USD" }));
+
+  it("refuses a claim no source asserts", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("budget", { quantity: "100", unit: "USD" }, ["m-1"]),
+          settled("deadline", { date: "2026-12-01" }, ["m-1"]),
+        ],
+      }),
+    );
+    expect(codes(report)).toEqual(["unsupported-claim"]);
+  });
+
+  it("refuses a structured claim restating free text", () => {
+    const text = log({ eventId: "m-1", kind: "fact", text: "The budget is 100 USD." });
+    const report = gate(
+      text,
+      candidate({ claims: [settled("budget", { quantity: "100", unit: "USD" }, ["m-1"])] }),
+    );
+    expect(codes(report)).toContain("unsupported-claim");
+  });
+});
+
+describe("foreign tokens in the summary", () => {
+  const events = log({
+    eventId: "m-1",
+    kind: "fact",
+    text: "Invoice INV-20931 of 12,500 USD is due 2026-12-03.",
+  });
+  const keep = settled("memory:m-1", { text: "Invoice INV-20931 of 12,500 USD is due 2026-12-03." }, ["m-1"]);
+
+  it("accepts numbers, dates and ids the inputs hold, in any written form", () => {
+    const report = gate(
+      events,
+      candidate({ claims: [keep], summary: "INV-20931: $12,500 due Dec 3, 2026 (12500.00 USD)." }),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("refuses a number, a date or an id no input holds", () => {
+    for (const summary of [
+      "Due 2026-12-04.",
+      "Invoice INV-20932 is due.",
+      "Worth 13,000 USD.",
+      "Worth 12,500 EUR.",
+    ]) {
+      expect(codes(gate(events, candidate({ claims: [keep], summary })))).toEqual(["summary-foreign-token"]);
+    }
+  });
+
+  it("counts nothing from revoked or untrusted inputs as held", () => {
+    const mixed = log(
+      { eventId: "m-1", kind: "note", text: "Room 4B booked." },
+      { eventId: "m-2", kind: "revocation", revokes: ["m-1"] },
+      { eventId: "m-3", kind: "note", text: "Code 7731.", trust: "untrusted" },
+    );
+    expect(codes(gate(mixed, candidate({ summary: "Room 4B." })))).toEqual(["summary-foreign-token"]);
+    expect(codes(gate(mixed, candidate({ summary: "Code 7731." })))).toEqual(["summary-foreign-token"]);
+  });
+});
+
+describe("untrusted sources", () => {
+  const events = log(
+    fact("m-1", "api/key-rotation", { quantity: "30", unit: "day" }, { trust: "untrusted" }),
+    fact("m-2", "api/owner", { entity: "team:infra" }, { source: "web:forum" }),
+  );
+
+  it("leaves untrusted and blocked inputs out of the must-preserve set", () => {
+    expect(
+      gate(events, candidate(), { policy: { minTrust: "tool", blockedSources: ["web:*"] } }).verdict,
+    ).toBe("pass");
+  });
+
+  it("refuses claims derived from them", () => {
+    const report = gate(
+      events,
+      candidate({ claims: [settled("api/key-rotation", { quantity: "30", unit: "day" }, ["m-1"])] }),
+    );
+    expect(codes(report)).toContain("unknown-source");
+  });
+
+  it("raising minTrust removes tool-level inputs too", () => {
+    const tool = log(fact("m-1", "build/status", { text: "green" }, { trust: "tool" }));
+    expect(
+      codes(
+        gate(tool, candidate({ claims: [settled("build/status", { text: "green" }, ["m-1"])] }), {
+          policy: { minTrust: "user", blockedSources: [] },
+        }),
+      ),
+    ).toEqual(["unknown-source", "unsupported-claim"]);
+  });
+});
+
+describe("truncated or malformed answers", () => {
+  const context = contextOf(log(fact("m-1", "budget", { quantity: "100", unit: "USD" })));
+  const honest = JSON.stringify(
+    candidate({ claims: [settled("budget", { quantity: "100", unit: "USD" }, ["m-1"])] }),
+  );
+
+  it("refuses a truncated answer as schema-invalid", () => {
+    const report = gateCandidateText(context, honest.slice(0, honest.length - 7));
+    expect(report.verdict).toBe("reject");
+    expect(report.reasons.map((r) => r.code)).toEqual(["schema-invalid"]);
+  });
+
+  it("refuses missing fields, naming them", () => {
+    const report = gateCandidateText(context, JSON.stringify({ claims: [], pending: [] }));
+    expect(report.reasons.map((r) => r.code)).toEqual(["schema-invalid", "schema-invalid"]);
+    expect(report.reasons.map((r) => r.detail).join(" ")).toMatch(
+      /unresolvedConflicts.*summary|summary.*unresolvedConflicts/,
+    );
+  });
+
+  it("refuses a JSON number where a decimal string belongs", () => {
+    const report = gateCandidateText(context, honest.replace('"quantity":"100"', '"quantity":100'));
+    expect(report.reasons.map((r) => r.code)).toEqual(["schema-invalid"]);
+    expect(report.reasons[0]?.detail).toContain("claims.0.value");
+  });
+
+  it("refuses an empty derivedFrom and an ambiguous value", () => {
+    expect(
+      gateCandidateText(context, honest.replace('"derivedFrom":["m-1"]', '"derivedFrom":[]')).verdict,
+    ).toBe("reject");
+    expect(
+      gateCandidateText(context, honest.replace('"unit":"USD"', '"unit":"USD","text":"x"')).verdict,
+    ).toBe("reject");
+  });
+
+  it("passes the untruncated answer and ignores unknown fields", () => {
+    expect(gateCandidateText(context, honest).verdict).toBe("pass");
+    expect(
+      gateCandidateText(context, honest.replace('"summary":""', '"summary":"","confidence":"high"')).verdict,
+    ).toBe("pass");
+  });
+});
+
+describe("text-only events", () => {
+  it("keeps English mentions and cues", () => {
+    const events = log({
+      eventId: "m-1",
+      kind: "constraint",
+      text: "Budget for alpha is 12,500 USD; never use vendor X before Dec 3, 2026.",
+    });
+    const ok = gate(
+      events,
+      candidate({
+        claims: [
+          settled("memory:m-1", { text: "Alpha: 12500 USD budget, never vendor X before 2026-12-03." }, [
+            "m-1",
+          ]),
+        ],
+      }),
+    );
+    expect(ok.reasons).toEqual([]);
+    const lost = gate(
+      events,
+      candidate({
+        claims: [
+          settled("memory:m-1", { text: "Alpha: 12500 USD budget, use vendor X before 2026-12-03." }, [
+            "m-1",
+          ]),
+        ],
+      }),
+    );
+    expect(codes(lost)).toEqual(["polarity-flipped"]);
+    expect(codes(gate(events, candidate()))).toEqual(["missing"]);
+  });
+
+  it("keeps Chinese mentions and cues", () => {
+    const events = log({
+      eventId: "m-1",
+      kind: "constraint",
+      text: "预算不要超过12500美元，2026年12月3日前3天内完成。",
+    });
+    const ok = gate(
+      events,
+      candidate({
+        claims: [settled("memory:m-1", { text: "预算别超过12,500 USD，2026-12-03前3天内完成。" }, ["m-1"])],
+      }),
+    );
+    expect(ok.reasons).toEqual([]);
+    const flipped = gate(
+      events,
+      candidate({
+        claims: [
+          settled("memory:m-1", { text: "预算可以超过12500美元，2026年12月3日前3天内完成。" }, ["m-1"]),
+        ],
+      }),
+    );
+    expect(codes(flipped)).toEqual(["polarity-flipped"]);
+    const changed = gate(
+      events,
+      candidate({
+        claims: [
+          settled("memory:m-1", { text: "预算不要超过12500美元，2026年12月3日前5天内完成。" }, ["m-1"]),
+        ],
+      }),
+    );
+    expect(codes(changed)).toEqual(["summary-foreign-token", "value-changed"]);
+  });
+
+  it("lets notes and done tasks stay cold", () => {
+    const events = log(
+      { eventId: "m-1", kind: "note", text: "Never mind the 3 calls on 2026-01-02." },
+      { eventId: "m-2", kind: "task", text: "Call 555-0100.", taskStatus: "done" },
+    );
+    expect(gate(events, candidate({ coldRefs: ["m-1", "m-2"] })).verdict).toBe("pass");
+  });
+});
+
+describe("budget", () => {
+  const events = log(
+    ...Array.from({ length: 40 }, (_, i) => ({
+      eventId: `n-${i}`,
+      kind: "note",
+      text: `Lunch talk number ${i}, nothing decided.`,
+    })),
+    fact("m-1", "budget", { quantity: "100", unit: "USD" }),
+  );
+
+  it("refuses a candidate over its token budget", () => {
+    const big = consolidate(contextOf(events));
+    const report = gate(events, big, { budget: 50 });
+    expect(codes(report)).toEqual(["over-budget"]);
+    expect(report.stats.tokens).toBeGreaterThan(50);
+  });
+
+  it("the consolidator leaves notes cold to fit rather than truncating", () => {
+    const context = contextOf(events);
+    const fitted = consolidate(context, { budget: 120 });
+    expect(gate(events, fitted, { budget: 120 }).reasons).toEqual([]);
+    expect(fitted.coldRefs.length).toBeGreaterThan(30);
+    expect(fitted.claims.map((c) => c.key)).toContain("budget");
+  });
+});

@@ -1,0 +1,179 @@
+import { describe, expect, it } from "vitest";
+import { canonicalDate } from "../../shared/domain/dates.ts";
+import { countNegationCues, extractMentions, mentionKey } from "../../shared/domain/mentions.ts";
+import { parseDecimal } from "../../shared/domain/quantity.ts";
+import { ConsolidationOutput, MemoryEvent, Value } from "../../shared/domain/schemas.ts";
+import { canonicalValue } from "../../shared/domain/values.ts";
+
+const same = (a: unknown, b: unknown) => canonicalValue(Value.parse(a)) === canonicalValue(Value.parse(b));
+
+describe("canonical values", () => {
+  it.each([
+    [
+      { quantity: "5", unit: "km" },
+      { quantity: "5000", unit: "m" },
+    ],
+    [{ quantity: "1.50" }, { quantity: "1.5" }],
+    [
+      { quantity: "36", unit: "km/h" },
+      { quantity: "10", unit: "m/s" },
+    ],
+    [
+      { quantity: "1", unit: "lb" },
+      { quantity: "453.59237", unit: "g" },
+    ],
+    [
+      { quantity: "3", unit: "天" },
+      { quantity: "72", unit: "h" },
+    ],
+    [
+      { quantity: "1", unit: "KiB" },
+      { quantity: "8192", unit: "b" },
+    ],
+    [{ date: "2026-11-20T10:00:00Z" }, { date: "2026-11-20T12:00:00+02:00" }],
+    [{ date: "2026-11-20T10:00:00" }, { date: "2026-11-20T10:00:00.000Z" }],
+    [{ text: "Never  use\n vendor X" }, { text: "Never use vendor X" }],
+    [{ text: "Cafe\u0301" }, { text: "Café" }],
+    [{ scopes: ["b", "a", "a"] }, { scopes: ["a", "b"] }],
+  ])("%j equals %j", (a, b) => {
+    expect(same(a, b)).toBe(true);
+  });
+
+  it.each([
+    [
+      { quantity: "5", unit: "km" },
+      { quantity: "5", unit: "mi" },
+    ],
+    [
+      { quantity: "8", unit: "km" },
+      { quantity: "5", unit: "mi" },
+    ],
+    [
+      { quantity: "12500", unit: "USD" },
+      { quantity: "12500", unit: "EUR" },
+    ],
+    [{ quantity: "12500", unit: "USD" }, { quantity: "12500" }],
+    [
+      { quantity: "1", unit: "month" },
+      { quantity: "30", unit: "day" },
+    ],
+    [
+      { quantity: "1", unit: "year" },
+      { quantity: "365.25", unit: "day" },
+    ],
+    [
+      { quantity: "1", unit: "km/h" },
+      { quantity: "0.2777777777777778", unit: "m/s" },
+    ],
+    [
+      { quantity: "1", unit: "GB" },
+      { quantity: "1", unit: "GiB" },
+    ],
+    [{ date: "2026-11-20" }, { date: "2026-11-20T00:00:00Z" }],
+    [{ date: "2026-11-20" }, { date: "2026-11-21" }],
+    [{ entity: "person:alex@proj-a" }, { entity: "person:alex@proj-b" }],
+    [{ scopes: ["a"] }, { scopes: ["a", "b"] }],
+    [{ bool: true }, { text: "true" }],
+  ])("%j differs from %j", (a, b) => {
+    expect(same(a, b)).toBe(false);
+  });
+
+  it("refuses a date that does not exist and a JSON number quantity", () => {
+    expect(Value.safeParse({ date: "2026-02-30" }).success).toBe(false);
+    expect(canonicalDate("2028-02-29")).toBe("day:2028-02-29");
+    expect(Value.safeParse({ quantity: 12500 }).success).toBe(false);
+    expect(Value.safeParse({ quantity: "12,500" }).success).toBe(false);
+  });
+});
+
+const mentionsOf = (text: string) => extractMentions(text).mentions.map(mentionKey);
+
+describe("mention extraction", () => {
+  it("reads numbers with their units in English and Chinese", () => {
+    expect(mentionsOf("Budget is 12,500 USD")).toEqual(mentionsOf("Budget is $12500.00"));
+    expect(mentionsOf("run 5 km")).toEqual(mentionsOf("run 5000m"));
+    expect(mentionsOf("3 天内")).toEqual(mentionsOf("within 72 hours"));
+    expect(mentionsOf("预算12500美元")).toEqual(mentionsOf("12,500 USD"));
+    expect(mentionsOf("5 km")).not.toEqual(mentionsOf("5 mi"));
+  });
+
+  it("reads dates in the extractor's forms as one calendar day", () => {
+    const day = mentionsOf("2026-12-03");
+    for (const text of [
+      "Dec 3 2026",
+      "Dec 3, 2026",
+      "December 3rd, 2026",
+      "3 December 2026",
+      "2026年12月3日",
+      "2026/12/03",
+    ]) {
+      expect(mentionsOf(text)).toEqual(day);
+    }
+    expect(mentionsOf("Dec 4, 2026")).not.toEqual(day);
+  });
+
+  it("reads ids mixing letters and digits, and UUIDs, without splitting their digits off", () => {
+    expect(mentionsOf("invoice INV-20931 for 550e8400-e29b-41d4-a716-446655440000")).toEqual([
+      "id:INV-20931",
+      "id:550e8400-e29b-41d4-a716-446655440000",
+    ]);
+  });
+
+  it("does not take prose words for units", () => {
+    expect(mentionsOf("5 in total")).toEqual(mentionsOf("5"));
+    expect(mentionsOf("meet at 10 am")).toEqual(mentionsOf("10"));
+    expect(mentionsOf("the 3rd floor")).toEqual(["id:3rd"]);
+  });
+
+  it.each([
+    ["never use vendor X", 1],
+    ["I don't not want it", 2],
+    ["cannot, can't, won't", 3],
+    ["no longer nothing nobody none neither nor without", 7],
+    ["notable knot snow", 0],
+    ["不要上线", 1],
+    ["没有预算，别去，禁止入内", 3],
+    ["不是没有", 2],
+    ["勿忘，未完成，无效，非法，莫急", 5],
+  ])("counts the negation cues of %j as %i", (text, count) => {
+    expect(countNegationCues(text)).toBe(count);
+  });
+});
+
+describe("exact decimals", () => {
+  it.each([
+    ["1.5e3", "1500"],
+    ["-0.50", "-1/2"],
+    [".5", "1/2"],
+    ["5.", "5"],
+    ["1e-21", "1/1000000000000000000000"],
+    ["+12500.00", "12500"],
+  ])("reads %s exactly as %s", (text, fraction) => {
+    expect(parseDecimal(text).toFraction()).toBe(fraction);
+  });
+
+  it("refuses what is not a decimal", () => {
+    for (const text of ["12,500", "1/2", "0x10", "", "1e", "NaN"])
+      expect(() => parseDecimal(text)).toThrow(/not a decimal/);
+  });
+});
+
+describe("well-formed text", () => {
+  it("refuses an event or a candidate holding a lone surrogate, naming the field", () => {
+    const event = MemoryEvent.safeParse({
+      eventId: "m-1",
+      kind: "fact",
+      text: "ok",
+      assertions: [{ key: "k\ud800", value: { text: "x" }, polarity: "affirmed" }],
+    });
+    expect(event.success).toBe(false);
+    expect(event.error?.issues[0]?.path).toEqual(["assertions", 0, "key"]);
+    const output = ConsolidationOutput.safeParse({
+      claims: [],
+      pending: [],
+      unresolvedConflicts: [],
+      summary: "bad \udc00",
+    });
+    expect(output.error?.issues[0]?.path).toEqual(["summary"]);
+  });
+});

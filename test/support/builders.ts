@@ -1,0 +1,81 @@
+import type { GateContext, GateReport } from "../../shared/domain/gate.ts";
+import { buildGateContext, gateCandidate } from "../../shared/domain/gate.ts";
+import type {
+  ConsolidationOutput,
+  MemoryEvent,
+  SequencedEvent,
+  TrustPolicy,
+} from "../../shared/domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema } from "../../shared/domain/schemas.ts";
+import { checkEventLog, selectInputs } from "../../shared/domain/selector.ts";
+
+/** An event as a test writes it: the contract's JSON, sequence optional. */
+export type EventInput = Record<string, unknown> & { eventId: string; kind: string };
+
+/** Parses events through the public schema and numbers them 1..n in order unless they carry a sequence. */
+export function log(...inputs: EventInput[]): SequencedEvent[] {
+  return inputs.map((input, index) => {
+    const event: MemoryEvent = MemoryEventSchema.parse(input);
+    return { ...event, sequence: event.sequence ?? index + 1 };
+  });
+}
+
+export function contextOf(events: SequencedEvent[], policy: TrustPolicy = DEFAULT_TRUST_POLICY): GateContext {
+  const checked = checkEventLog(events);
+  const highWater = checked.reduce((max, event) => Math.max(max, event.sequence), 0);
+  return buildGateContext(selectInputs(checked, highWater, policy), checked.length);
+}
+
+export function gate(
+  events: SequencedEvent[],
+  candidate: unknown,
+  options: { policy?: TrustPolicy; budget?: number } = {},
+): GateReport {
+  return gateCandidate(
+    contextOf(events, options.policy),
+    candidate,
+    options.budget === undefined ? {} : { budget: options.budget },
+  );
+}
+
+export function codes(report: GateReport): string[] {
+  return [...new Set(report.reasons.map((reason) => reason.code))].sort();
+}
+
+/** A candidate with the four required fields, overridable. */
+export function candidate(parts: Partial<ConsolidationOutput> = {}): ConsolidationOutput {
+  return { claims: [], pending: [], unresolvedConflicts: [], coldRefs: [], summary: "", ...parts };
+}
+
+export function fact(
+  eventId: string,
+  key: string,
+  value: unknown,
+  extra: Record<string, unknown> = {},
+): EventInput {
+  const { polarity = "affirmed", scope, kind = "fact", text = `${key} statement`, ...rest } = extra;
+  return {
+    eventId,
+    kind: kind as string,
+    text,
+    assertions: [{ key, value, polarity, ...(scope === undefined ? {} : { scope }) }],
+    ...rest,
+  };
+}
+
+export function settled(
+  key: string,
+  value: unknown,
+  derivedFrom: string[],
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    key,
+    scope: "global",
+    value,
+    polarity: "affirmed",
+    status: "settled",
+    derivedFrom,
+    ...extra,
+  } as ConsolidationOutput["claims"][number];
+}
