@@ -1,7 +1,7 @@
 import { canonicalDate } from "./dates.ts";
 import { canonicalJson } from "./hashing.ts";
 import type { Mention } from "./mentions.ts";
-import { extractMentions, mentionKey } from "./mentions.ts";
+import { extractMentions, mentionKey, monthDayOf } from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
 import { contributesMentions, eventMentions, mustPreserveSet } from "./must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
@@ -198,9 +198,15 @@ function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
     if (mention.kind === "number") {
       held.numbers.add(mention.number);
       if (mention.hasUnit) held.unitNumbers.add(mention.key);
-    } else if (mention.kind === "date") held.dates.add(mention.key);
+    } else if (mention.kind === "date") holdDate(held, mention.key);
     else held.ids.add(mention.key);
   }
+}
+
+function holdDate(held: HeldTokens, key: string): void {
+  held.dates.add(key);
+  const monthDay = monthDayOf(key);
+  if (monthDay !== null) held.dates.add(monthDay);
 }
 
 function holdValue(held: HeldTokens, value: ValueData): void {
@@ -210,7 +216,7 @@ function holdValue(held: HeldTokens, value: ValueData): void {
     held.unitNumbers.add(quantityKey(quantity));
   } else if ("date" in value) {
     const key = canonicalDate(value.date);
-    if (key !== null) held.dates.add(key);
+    if (key !== null) holdDate(held, key);
   } else if ("text" in value) holdMentions(held, extractMentions(value.text).mentions);
   else if ("entity" in value) {
     held.ids.add(value.entity);
@@ -545,6 +551,11 @@ class GateCheck {
     if (contributing.length === 0) return;
     const written = extractMentions(text);
     const writtenKeys = new Set(written.mentions.map(mentionKey));
+    // A full date written in the claim also keeps a source's year-less "Dec 3".
+    for (const mention of written.mentions) {
+      const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
+      if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
+    }
     const requiredKeys = new Set<string>();
     let requiredCues = 0;
     for (const source of contributing) {

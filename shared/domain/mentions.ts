@@ -52,6 +52,9 @@ const SCANNER = new RegExp(
     String.raw`(?<zhDate>\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*[日号])`,
     String.raw`(?<monthFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL},?\s+\d{4})(?![\d])`,
     String.raw`(?<dayFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
+    String.raw`(?<zhMonthDay>(?<![\d])\d{1,2}\s*月\s*\d{1,2}\s*[日号])`,
+    String.raw`(?<monthDayFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL})(?![\d]|[A-Za-z])`,
+    String.raw`(?<dayMonthFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\b\.?)`,
     String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
     String.raw`(?<number>(?<![A-Za-z0-9_.,])(?<currency>[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
     String.raw`(?<token>(?<![A-Za-z0-9_])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*)`,
@@ -119,11 +122,39 @@ function dateMention(year: number, month: number, day: number, raw: string): Men
   return canonical === null ? null : { kind: "date", key: `day:${canonical}`, raw };
 }
 
+/**
+ * A date written without its year ("Dec 3", "12月3日"): it can only be compared as a month and day.
+ * A full date holds its month-day too (see `monthDayOf`), so "Dec 3" restates "2026-12-03".
+ */
+function monthDayMention(month: number, day: number, raw: string): Mention | null {
+  // 2000 is a leap year: February 29 is a month-day that exists.
+  const canonical = calendarDay(2000, month, day);
+  return canonical === null ? null : { kind: "date", key: `monthday:${canonical.slice(5)}`, raw };
+}
+
+/** The month-day key a full-date key also stands for, or null for instants and month-days. */
+export function monthDayOf(key: string): string | null {
+  return key.startsWith("day:") ? `monthday:${key.slice(9)}` : null;
+}
+
 function monthNumber(name: string): number {
   return MONTH_INDEX[name.slice(0, 3).toLowerCase()] ?? 0;
 }
 
 function mentionOf(groups: Record<string, string | undefined>, text: string, end: number): Mention | null {
+  const { zhMonthDay, monthDayFirst, dayMonthFirst } = groups;
+  if (zhMonthDay !== undefined) {
+    const [m, d] = (zhMonthDay.match(/\d+/g) ?? []).map(Number);
+    return monthDayMention(m ?? 0, d ?? 0, zhMonthDay);
+  }
+  if (monthDayFirst !== undefined) {
+    const [, name = "", day = ""] = /^([A-Za-z]+)\.?\s+(\d{1,2})/.exec(monthDayFirst) ?? [];
+    return monthDayMention(monthNumber(name), Number(day), monthDayFirst);
+  }
+  if (dayMonthFirst !== undefined) {
+    const [, day = "", name = ""] = /^(\d{1,2})[a-z]*\s+([A-Za-z]+)/i.exec(dayMonthFirst) ?? [];
+    return monthDayMention(monthNumber(name), Number(day), dayMonthFirst);
+  }
   const { isoDateTime, isoDate, slashDate, zhDate, monthFirst, dayFirst, uuid, number, currency, token } =
     groups;
   if (isoDateTime !== undefined || isoDate !== undefined) {

@@ -708,3 +708,35 @@ describe("budget", () => {
     expect(fitted.claims.map((c) => c.key)).toContain("budget");
   });
 });
+
+describe("dates written without a year", () => {
+  const events = log(fact("m-1", "project:alpha/launch", { date: "2026-12-03" }, { kind: "decision" }));
+  const keep = settled("project:alpha/launch", { date: "2026-12-03" }, ["m-1"]);
+
+  it("lets the summary say Dec 3 for 2026-12-03, but not Dec 4", () => {
+    expect(
+      gate(events, candidate({ claims: [keep], summary: "Alpha launches on Dec 3 (12月3日)." })).reasons,
+    ).toEqual([]);
+    expect(codes(gate(events, candidate({ claims: [keep], summary: "Alpha launches on Dec 4." })))).toEqual([
+      "summary-foreign-token",
+    ]);
+  });
+
+  it("keeps a source's year-less date by the same month-day, with or without a year", () => {
+    const text = log({ eventId: "m-1", kind: "constraint", text: "Never deploy on Dec 24." });
+    expect(
+      gate(
+        text,
+        candidate({ claims: [settled("memory:m-1", { text: "Never deploy on 24 December." }, ["m-1"])] }),
+      ).reasons,
+    ).toEqual([]);
+    expect(
+      codes(
+        gate(
+          text,
+          candidate({ claims: [settled("memory:m-1", { text: "Never deploy on Dec 25." }, ["m-1"])] }),
+        ),
+      ),
+    ).toContain("value-changed");
+  });
+});

@@ -177,3 +177,12 @@ describe("well-formed text", () => {
     expect(output.error?.issues[0]?.path).toEqual(["summary"]);
   });
 });
+
+describe("dates without a year", () => {
+  it("reads them as a month and day that a full date also holds", () => {
+    expect(mentionsOf("Dec 3")).toEqual(["date:monthday:12-03"]);
+    expect(mentionsOf("3rd of nothing, 3 December")).toEqual(["id:3rd", "date:monthday:12-03"]);
+    expect(mentionsOf("12月3日")).toEqual(["date:monthday:12-03"]);
+    expect(mentionsOf("Feb 30")).toEqual([]);
+  });
+});
