@@ -1,0 +1,505 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
+import { AppendProblem, EventConflictProblem, planAppend } from "../../domain/append-plan.ts";
+import type { GateReport } from "../../domain/gate.ts";
+import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
+import {
+  DEFAULT_TRUST_POLICY,
+  Manifest as ManifestSchema,
+  MemoryEvent as MemoryEventSchema,
+  TrustPolicy as TrustPolicySchema,
+} from "../../domain/schemas.ts";
+import {
+  AlreadyWrittenError,
+  AppendRejectedError,
+  EventConflictError,
+  NotFoundError,
+  PublishRefusedError,
+} from "../../ports/errors.ts";
+import type {
+  AliasPort,
+  AliasState,
+  AppendResult,
+  ArtifactRecord,
+  ArtifactStatus,
+  ArtifactStore,
+  Clock,
+  EventLog,
+  PublishRequest,
+} from "../../ports/store.ts";
+
+/**
+ * The embedded store: one SQLite file (WAL) for events, clock, conflict index, alias and artifact
+ * records, and write-once files for artifact bodies and manifests. Every mutation runs in
+ * `BEGIN IMMEDIATE`, which takes the file's write lock before reading, so two memgate processes
+ * racing on one file serialise exactly as two Lambdas racing on DynamoDB conditions do: the loser
+ * sees the winner's write and its compare-and-set fails.
+ */
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS clock (
+  subject TEXT PRIMARY KEY,
+  high_water INTEGER NOT NULL,
+  input_epoch INTEGER NOT NULL,
+  policy TEXT
+);
+CREATE TABLE IF NOT EXISTS events (
+  subject TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (subject, event_id),
+  UNIQUE (subject, sequence)
+);
+CREATE TRIGGER IF NOT EXISTS events_write_once_update BEFORE UPDATE ON events
+  BEGIN SELECT RAISE(ABORT, 'events are write-once'); END;
+CREATE TRIGGER IF NOT EXISTS events_write_once_delete BEFORE DELETE ON events
+  BEGIN SELECT RAISE(ABORT, 'events are never deleted'); END;
+CREATE TABLE IF NOT EXISTS event_actors (
+  subject TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  actor_id TEXT NOT NULL,
+  PRIMARY KEY (subject, target_id, actor_id)
+);
+CREATE TABLE IF NOT EXISTS conflict_index (
+  subject TEXT NOT NULL,
+  key TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  positions TEXT NOT NULL,
+  PRIMARY KEY (subject, key, scope)
+);
+CREATE TABLE IF NOT EXISTS alias (
+  subject TEXT PRIMARY KEY,
+  artifact_id TEXT NOT NULL,
+  source_epoch INTEGER NOT NULL,
+  covers_through INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS artifacts (
+  subject TEXT NOT NULL,
+  artifact_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  covers_through INTEGER NOT NULL,
+  input_epoch INTEGER NOT NULL,
+  parent_artifact_id TEXT,
+  input_root TEXT NOT NULL,
+  gate TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (subject, artifact_id)
+);
+CREATE TRIGGER IF NOT EXISTS artifacts_never_deleted BEFORE DELETE ON artifacts
+  BEGIN SELECT RAISE(ABORT, 'artifact records are never deleted'); END;
+`;
+
+interface EventRow {
+  event_id: string;
+  sequence: number;
+  hash: string;
+  body: string;
+}
+
+interface ArtifactRow {
+  subject: string;
+  artifact_id: string;
+  status: ArtifactStatus;
+  covers_through: number;
+  input_epoch: number;
+  parent_artifact_id: string | null;
+  input_root: string;
+  gate: string;
+  created_at: string;
+}
+
+/** File-name-safe form of an id: letters, digits, _ and - stay; everything else becomes %XX. */
+function safeName(id: string): string {
+  return Array.from(new TextEncoder().encode(id), (byte) => {
+    const char = String.fromCharCode(byte);
+    return /[A-Za-z0-9_-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }).join("");
+}
+
+export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
+  private readonly db: Database.Database;
+  /** Serialises this process's operations: each runs in one SQLite transaction on one connection. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly home: string) {
+    mkdirSync(home, { recursive: true });
+    this.db = new Database(join(home, "memgate.sqlite"));
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 30000");
+    this.db.exec(SCHEMA);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Runs `work` inside BEGIN IMMEDIATE, one at a time in this process; rolls back on any error. */
+  private exclusive<T>(work: () => Promise<T> | T): Promise<T> {
+    const run = async (): Promise<T> => {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await work();
+        this.db.exec("COMMIT");
+        return result;
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+        throw error;
+      }
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private readClock(subject: string): Clock & { policy: TrustPolicy } {
+    const row = this.db
+      .prepare("SELECT high_water, input_epoch, policy FROM clock WHERE subject = ?")
+      .get(subject) as { high_water: number; input_epoch: number; policy: string | null } | undefined;
+    return {
+      highWater: row?.high_water ?? 0,
+      inputEpoch: row?.input_epoch ?? 0,
+      policy: row?.policy ? TrustPolicySchema.parse(JSON.parse(row.policy)) : DEFAULT_TRUST_POLICY,
+    };
+  }
+
+  private readAliasRow(subject: string): AliasState | null {
+    const row = this.db
+      .prepare("SELECT artifact_id, source_epoch, covers_through FROM alias WHERE subject = ?")
+      .get(subject) as { artifact_id: string; source_epoch: number; covers_through: number } | undefined;
+    return row
+      ? { artifactId: row.artifact_id, sourceEpoch: row.source_epoch, coversThrough: row.covers_through }
+      : null;
+  }
+
+  private loadEvents(subject: string, ids: readonly string[]): Map<string, StoredEvent> {
+    const found = new Map<string, StoredEvent>();
+    const byId = this.db.prepare(
+      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND event_id = ?",
+    );
+    const actors = this.db.prepare("SELECT actor_id FROM event_actors WHERE subject = ? AND target_id = ?");
+    for (const id of ids) {
+      const row = byId.get(subject, id) as EventRow | undefined;
+      if (!row) continue;
+      found.set(id, {
+        event: parseStoredEvent(row),
+        hash: row.hash,
+        actors: (actors.all(subject, id) as Array<{ actor_id: string }>).map((a) => a.actor_id),
+      });
+    }
+    return found;
+  }
+
+  private loadIndex(
+    subject: string,
+    keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+  ): ConflictIndexEntry[] {
+    const select = this.db.prepare(
+      "SELECT positions FROM conflict_index WHERE subject = ? AND key = ? AND scope = ?",
+    );
+    const entries: ConflictIndexEntry[] = [];
+    for (const { key, scope } of keyScopes) {
+      const row = select.get(subject, key, scope) as { positions: string } | undefined;
+      if (row) entries.push({ key, scope, positions: JSON.parse(row.positions) });
+    }
+    return entries;
+  }
+
+  async append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
+    return this.exclusive(async () => {
+      const clock = this.readClock(subject);
+      let plan: AppendPlan;
+      try {
+        plan = await planAppend(events, {
+          clock,
+          policy: clock.policy,
+          loadEvents: async (ids) => this.loadEvents(subject, ids),
+          loadIndex: async (keyScopes) => this.loadIndex(subject, keyScopes),
+        });
+      } catch (error) {
+        throw translatePlanError(subject, error);
+      }
+      this.applyPlan(subject, plan, clock.policy);
+      return {
+        appended: plan.newEvents.map((entry) => entry.event.eventId),
+        duplicates: plan.duplicates,
+        highWater: plan.clockAfter.highWater,
+        inputEpoch: plan.clockAfter.inputEpoch,
+        epochMoved: plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch,
+        chunks: 1,
+      };
+    });
+  }
+
+  private applyPlan(subject: string, plan: AppendPlan, policy: TrustPolicy): void {
+    const insertEvent = this.db.prepare(
+      "INSERT INTO events (subject, event_id, sequence, hash, body) VALUES (?, ?, ?, ?, ?)",
+    );
+    for (const { event, hash } of plan.newEvents) {
+      const { sequence, ...content } = event;
+      insertEvent.run(subject, event.eventId, sequence, hash, JSON.stringify(content));
+    }
+    const insertActor = this.db.prepare(
+      "INSERT OR IGNORE INTO event_actors (subject, target_id, actor_id) VALUES (?, ?, ?)",
+    );
+    for (const [target, actors] of plan.actorsAdded)
+      for (const actor of actors) insertActor.run(subject, target, actor);
+    const upsertIndex = this.db.prepare(
+      "INSERT INTO conflict_index (subject, key, scope, positions) VALUES (?, ?, ?, ?) ON CONFLICT (subject, key, scope) DO UPDATE SET positions = excluded.positions",
+    );
+    for (const entry of plan.index)
+      upsertIndex.run(subject, entry.key, entry.scope, JSON.stringify(entry.positions));
+    this.writeClock(subject, plan.clockAfter, policy);
+  }
+
+  private writeClock(subject: string, clock: Clock, policy: TrustPolicy): void {
+    this.db
+      .prepare(
+        "INSERT INTO clock (subject, high_water, input_epoch, policy) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
+      )
+      .run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy));
+  }
+
+  async snapshot(subject: string): Promise<Snapshot> {
+    // One read transaction: clock and alias from the same database state.
+    const read = this.db.transaction(() => ({
+      clock: this.readClock(subject),
+      alias: this.readAliasRow(subject),
+    }));
+    const { clock, alias } = read.deferred();
+    return {
+      subject,
+      highWater: clock.highWater,
+      inputEpoch: clock.inputEpoch,
+      expectedAlias: alias
+        ? {
+            parentArtifactId: alias.artifactId,
+            sourceEpoch: alias.sourceEpoch,
+            coversThrough: alias.coversThrough,
+          }
+        : null,
+    };
+  }
+
+  async eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
+    const rows = this.db
+      .prepare(
+        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence <= ? ORDER BY sequence",
+      )
+      .all(subject, highWater) as EventRow[];
+    return rows.map(parseStoredEvent);
+  }
+
+  async eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
+    const rows = this.db
+      .prepare(
+        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence",
+      )
+      .all(subject, after) as EventRow[];
+    return rows.map(parseStoredEvent);
+  }
+
+  async trustPolicy(subject: string): Promise<TrustPolicy> {
+    return this.readClock(subject).policy;
+  }
+
+  async setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock> {
+    return this.exclusive(() => {
+      const clock = this.readClock(subject);
+      const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + 1 };
+      this.writeClock(subject, next, TrustPolicySchema.parse(policy));
+      return next;
+    });
+  }
+
+  async readAlias(subject: string): Promise<AliasState | null> {
+    return this.readAliasRow(subject);
+  }
+
+  async publishIfUnchanged(request: PublishRequest): Promise<AliasState> {
+    return this.exclusive(() => {
+      const { subject, artifactId, expectedAlias } = request;
+      const clock = this.readClock(subject);
+      if (clock.inputEpoch !== request.inputEpoch)
+        throw new PublishRefusedError(
+          "epoch-moved",
+          `the clock is at epoch ${clock.inputEpoch}, the artifact was built at ${request.inputEpoch}`,
+        );
+      const alias = this.readAliasRow(subject);
+      const unchanged =
+        expectedAlias === null
+          ? alias === null
+          : alias !== null &&
+            alias.artifactId === expectedAlias.parentArtifactId &&
+            alias.sourceEpoch === expectedAlias.sourceEpoch &&
+            alias.coversThrough === expectedAlias.coversThrough;
+      if (!unchanged)
+        throw new PublishRefusedError(
+          "alias-moved",
+          `the alias is ${alias ? `${alias.artifactId}@${alias.sourceEpoch}/${alias.coversThrough}` : "unset"}, the snapshot expected ${expectedAlias ? `${expectedAlias.parentArtifactId}@${expectedAlias.sourceEpoch}/${expectedAlias.coversThrough}` : "none"}`,
+        );
+      if (alias !== null && request.newCoversThrough < alias.coversThrough)
+        throw new PublishRefusedError(
+          "coverage-decrease",
+          `coverage would go from ${alias.coversThrough} back to ${request.newCoversThrough}`,
+        );
+      const moved = this.db
+        .prepare(
+          "UPDATE artifacts SET status = 'PUBLISHED' WHERE subject = ? AND artifact_id = ? AND status IN ('CANDIDATE', 'SHADOW')",
+        )
+        .run(subject, artifactId);
+      if (moved.changes !== 1)
+        throw new PublishRefusedError(
+          "artifact-not-publishable",
+          `${artifactId} is not a CANDIDATE or SHADOW artifact of ${subject}`,
+        );
+      if (alias !== null)
+        this.db
+          .prepare(
+            "UPDATE artifacts SET status = 'SUPERSEDED' WHERE subject = ? AND artifact_id = ? AND status = 'PUBLISHED'",
+          )
+          .run(subject, alias.artifactId);
+      const next = { artifactId, sourceEpoch: request.inputEpoch, coversThrough: request.newCoversThrough };
+      this.db
+        .prepare(
+          "INSERT INTO alias (subject, artifact_id, source_epoch, covers_through) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET artifact_id = excluded.artifact_id, source_epoch = excluded.source_epoch, covers_through = excluded.covers_through",
+        )
+        .run(subject, next.artifactId, next.sourceEpoch, next.coversThrough);
+      return next;
+    });
+  }
+
+  private blobPath(kind: "artifacts" | "manifests", subject: string, artifactId: string): string {
+    return join(this.home, kind, safeName(subject), `${safeName(artifactId)}.json`);
+  }
+
+  /** Write-once: the body goes to a temporary file, then is hard-linked into place (EEXIST if taken). */
+  private async writeOnce(path: string, text: string): Promise<void> {
+    await mkdir(join(path, ".."), { recursive: true });
+    const temporary = `${path}.${randomUUID()}.tmp`;
+    await writeFile(temporary, text, { flag: "wx" });
+    try {
+      await link(temporary, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST")
+        throw new AlreadyWrittenError(path, { cause: error });
+      throw error;
+    } finally {
+      await rm(temporary, { force: true });
+    }
+  }
+
+  async writeArtifact(subject: string, artifactId: string, body: unknown, manifest: Manifest): Promise<void> {
+    await this.writeOnce(this.blobPath("manifests", subject, artifactId), JSON.stringify(manifest));
+    await this.writeOnce(this.blobPath("artifacts", subject, artifactId), JSON.stringify(body));
+  }
+
+  async readArtifact(subject: string, artifactId: string): Promise<unknown> {
+    return JSON.parse(await this.readBlob(this.blobPath("artifacts", subject, artifactId), artifactId));
+  }
+
+  async readManifest(subject: string, artifactId: string): Promise<Manifest> {
+    return ManifestSchema.parse(
+      JSON.parse(await this.readBlob(this.blobPath("manifests", subject, artifactId), artifactId)),
+    );
+  }
+
+  private async readBlob(path: string, artifactId: string): Promise<string> {
+    try {
+      return await readFile(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT")
+        throw new NotFoundError(`no artifact ${artifactId}`, { cause: error });
+      throw error;
+    }
+  }
+
+  async recordArtifact(record: ArtifactRecord): Promise<void> {
+    await this.exclusive(() => {
+      try {
+        this.db
+          .prepare(
+            "INSERT INTO artifacts (subject, artifact_id, status, covers_through, input_epoch, parent_artifact_id, input_root, gate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          )
+          .run(
+            record.subject,
+            record.artifactId,
+            record.status,
+            record.coversThrough,
+            record.inputEpoch,
+            record.parentArtifactId,
+            record.inputRoot,
+            JSON.stringify(record.gate),
+            record.createdAt,
+          );
+      } catch (error) {
+        if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY")
+          throw new AlreadyWrittenError(`artifact record ${record.artifactId}`, { cause: error });
+        throw error;
+      }
+    });
+  }
+
+  async getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null> {
+    const row = this.db
+      .prepare("SELECT * FROM artifacts WHERE subject = ? AND artifact_id = ?")
+      .get(subject, artifactId) as ArtifactRow | undefined;
+    return row ? toRecord(row) : null;
+  }
+
+  async listRecords(subject: string): Promise<ArtifactRecord[]> {
+    const rows = this.db
+      .prepare("SELECT * FROM artifacts WHERE subject = ? ORDER BY created_at, artifact_id")
+      .all(subject) as ArtifactRow[];
+    return rows.map(toRecord);
+  }
+
+  async transition(
+    subject: string,
+    artifactId: string,
+    from: readonly ArtifactStatus[],
+    to: ArtifactStatus,
+  ): Promise<boolean> {
+    return this.exclusive(() => {
+      const placeholders = from.map(() => "?").join(", ");
+      const result = this.db
+        .prepare(
+          `UPDATE artifacts SET status = ? WHERE subject = ? AND artifact_id = ? AND status IN (${placeholders})`,
+        )
+        .run(to, subject, artifactId, ...from);
+      return result.changes === 1;
+    });
+  }
+}
+
+function parseStoredEvent(row: EventRow): SequencedEvent {
+  return { ...MemoryEventSchema.parse(JSON.parse(row.body)), sequence: row.sequence };
+}
+
+function toRecord(row: ArtifactRow): ArtifactRecord {
+  return {
+    subject: row.subject,
+    artifactId: row.artifact_id,
+    status: row.status,
+    coversThrough: row.covers_through,
+    inputEpoch: row.input_epoch,
+    parentArtifactId: row.parent_artifact_id,
+    inputRoot: row.input_root,
+    gate: JSON.parse(row.gate) as GateReport,
+    createdAt: row.created_at,
+  };
+}
+
+/** Planning problems become the port's errors. */
+export function translatePlanError(subject: string, error: unknown): unknown {
+  if (error instanceof EventConflictProblem)
+    return new EventConflictError(subject, error.eventIds, { cause: error });
+  if (error instanceof AppendProblem) return new AppendRejectedError(error.problems, { cause: error });
+  return error;
+}

@@ -1,0 +1,76 @@
+/**
+ * What the storage ports raise instead of engine errors: each names what happened and what to do.
+ * Adapters translate engine errors (ConditionalCheckFailed, SQLITE_CONSTRAINT, 412) into these.
+ */
+
+/** An event id re-sent with different content. Nothing of the batch was written. */
+export class EventConflictError extends Error {
+  constructor(
+    readonly subject: string,
+    readonly eventIds: string[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `event id${eventIds.length > 1 ? "s" : ""} ${eventIds.join(", ")} already stored for ${subject} with different content; events are write-once: send a new id (and supersede the old one) instead`,
+      options,
+    );
+    this.name = "EventConflictError";
+  }
+}
+
+/** A batch that cannot be appended as sent (a link to an unknown or later event). Nothing written. */
+export class AppendRejectedError extends Error {
+  constructor(
+    readonly problems: string[],
+    options?: { cause?: unknown },
+  ) {
+    super(`append refused, nothing written: ${problems.join("; ")}`, options);
+    this.name = "AppendRejectedError";
+  }
+}
+
+export type PublishRefusal =
+  | "alias-moved"
+  | "epoch-moved"
+  | "coverage-decrease"
+  | "artifact-not-publishable"
+  | "parent-moved";
+
+/** The switch transaction did not happen; the snapshot is dead: take a new one and rebuild. */
+export class PublishRefusedError extends Error {
+  constructor(
+    readonly reason: PublishRefusal,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`publish refused (${reason}): ${detail}; take a new snapshot and rebuild`, options);
+    this.name = "PublishRefusedError";
+  }
+}
+
+/** A write-once key that already holds something: artifacts and manifests are never overwritten. */
+export class AlreadyWrittenError extends Error {
+  constructor(
+    readonly key: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${key} is already written and is never overwritten; generate under a new artifact id`, options);
+    this.name = "AlreadyWrittenError";
+  }
+}
+
+/** Another writer touched the same items at the same moment; the operation changed nothing and may be retried. */
+export class StoreContentionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`${message}; nothing was written, retry`, options);
+    this.name = "StoreContentionError";
+  }
+}
+
+/** A record the caller named does not exist. */
+export class NotFoundError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NotFoundError";
+  }
+}

@@ -1,0 +1,131 @@
+import type { GateReport } from "../domain/gate.ts";
+import type {
+  ExpectedAlias,
+  Manifest,
+  MemoryEvent,
+  SequencedEvent,
+  Snapshot,
+  TrustPolicy,
+} from "../domain/schemas.ts";
+
+/**
+ * The storage ports. Two adapter sets implement them, AWS (DynamoDB, S3, SQS) and embedded (one
+ * SQLite file, write-once files, an in-process queue); one contract suite runs against both.
+ */
+
+export interface Clock {
+  highWater: number;
+  inputEpoch: number;
+}
+
+export interface AliasState {
+  artifactId: string;
+  sourceEpoch: number;
+  coversThrough: number;
+}
+
+export interface AppendResult {
+  /** Ids written by this call, in sequence order. */
+  appended: string[];
+  /** Ids already stored with identical content: a no-op. */
+  duplicates: string[];
+  highWater: number;
+  inputEpoch: number;
+  /** Whether the append revoked, superseded or created a new conflict (the epoch moved). */
+  epochMoved: boolean;
+  /** Atomic chunks the batch was written in (1 unless the engine bounds a transaction). */
+  chunks: number;
+}
+
+/** The event log with its source clock. */
+export interface EventLog {
+  /**
+   * Appends a batch: each event write-once (an identical re-send is a no-op, a different one with
+   * the same id is refused with nothing written); highWater moves by the count appended, and
+   * inputEpoch moves in the same transaction when the batch revokes, supersedes or creates a new
+   * conflict. A batch too large for one transaction is split into ordered chunks, each atomic.
+   */
+  append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult>;
+  /** One consistent read of clock and alias: the snapshot message. */
+  snapshot(subject: string): Promise<Snapshot>;
+  /** Every stored event with sequence <= highWater, ascending. */
+  eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]>;
+  /** Every stored event with sequence > after, ascending (the tail a summary does not cover). */
+  eventsAfter(subject: string, after: number): Promise<SequencedEvent[]>;
+  trustPolicy(subject: string): Promise<TrustPolicy>;
+  /** Changes the subject's trust policy; moves inputEpoch (validity may change). */
+  setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock>;
+}
+
+export type ArtifactStatus = "CANDIDATE" | "REJECTED" | "SHADOW" | "PUBLISHED" | "SUPERSEDED" | "STALE";
+
+/** The mutable record beside a write-once artifact: its status and what it was made from. */
+export interface ArtifactRecord {
+  subject: string;
+  artifactId: string;
+  status: ArtifactStatus;
+  coversThrough: number;
+  inputEpoch: number;
+  parentArtifactId: string | null;
+  inputRoot: string;
+  gate: GateReport;
+  createdAt: string;
+}
+
+/** Write-once artifact bodies and manifests, and their status records. */
+export interface ArtifactStore {
+  /** Writes the artifact body and its manifest under new keys; AlreadyWrittenError if either exists. */
+  writeArtifact(subject: string, artifactId: string, body: unknown, manifest: Manifest): Promise<void>;
+  readArtifact(subject: string, artifactId: string): Promise<unknown>;
+  readManifest(subject: string, artifactId: string): Promise<Manifest>;
+  /** Records a new artifact's status (CANDIDATE, REJECTED or SHADOW); AlreadyWrittenError if recorded. */
+  recordArtifact(record: ArtifactRecord): Promise<void>;
+  getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null>;
+  listRecords(subject: string): Promise<ArtifactRecord[]>;
+  /** Moves a status only from one of `from`; false when the record was in another status. */
+  transition(
+    subject: string,
+    artifactId: string,
+    from: readonly ArtifactStatus[],
+    to: ArtifactStatus,
+  ): Promise<boolean>;
+}
+
+export interface PublishRequest {
+  subject: string;
+  artifactId: string;
+  /** The alias the snapshot saw; null when the subject had no summary yet. */
+  expectedAlias: ExpectedAlias | null;
+  /** The clock epoch the artifact was built at: the publish is fenced on it. */
+  inputEpoch: number;
+  newCoversThrough: number;
+}
+
+/** The read alias: it moves only by a three-part compare-and-set fenced by the source clock. */
+export interface AliasPort {
+  readAlias(subject: string): Promise<AliasState | null>;
+  /**
+   * One transaction: the clock's inputEpoch still equals the artifact's, the alias still names the
+   * expected parent with the expected epoch and coverage (or is absent for the first publish), and
+   * coverage does not decrease; then the alias names the artifact, the artifact becomes PUBLISHED
+   * and the parent SUPERSEDED. Otherwise PublishRefusedError, and nothing changed.
+   */
+  publishIfUnchanged(request: PublishRequest): Promise<AliasState>;
+}
+
+export interface QueueMessage {
+  body: Snapshot;
+  receipt: string;
+}
+
+/** Snapshot messages: FIFO per subject, deduplicated by subject:highWater:inputEpoch. */
+export interface SnapshotQueue {
+  send(snapshot: Snapshot): Promise<void>;
+  receive(max: number): Promise<QueueMessage[]>;
+  ack(receipt: string): Promise<void>;
+}
+
+/** The queue's deduplication id: the same snapshot sent twice is one message. */
+export function snapshotDedupId(snapshot: Snapshot): string {
+  return `${snapshot.subject}:${snapshot.highWater}:${snapshot.inputEpoch}`;
+}

@@ -1,0 +1,19 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
+import { describeStoreContract } from "./store-contract.ts";
+
+const store = new SqliteStore(mkdtempSync(join(tmpdir(), "memgate-contract-")));
+const queue = new MemoryQueue();
+afterAll(() => store.close());
+
+describeStoreContract("embedded (SQLite + files)", () => ({
+  events: store,
+  alias: store,
+  artifacts: store,
+  queue,
+  chunkSize: Number.POSITIVE_INFINITY,
+}));

@@ -1,0 +1,456 @@
+import { describe, expect, it } from "vitest";
+import type { GateReport } from "../../shared/domain/gate.ts";
+import type { Manifest, MemoryEvent } from "../../shared/domain/schemas.ts";
+import { MemoryEvent as MemoryEventSchema } from "../../shared/domain/schemas.ts";
+import {
+  AlreadyWrittenError,
+  AppendRejectedError,
+  EventConflictError,
+  PublishRefusedError,
+} from "../../shared/ports/errors.ts";
+import type {
+  AliasPort,
+  ArtifactRecord,
+  ArtifactStore,
+  EventLog,
+  SnapshotQueue,
+} from "../../shared/ports/store.ts";
+
+/** One adapter set under test: every port, opened fresh (its own table, bucket, queue or file). */
+export interface StoreUnderTest {
+  events: EventLog;
+  alias: AliasPort;
+  artifacts: ArtifactStore;
+  queue: SnapshotQueue;
+  /** The most events one atomic append chunk holds (Infinity when the engine has no bound). */
+  chunkSize: number;
+}
+
+const ev = (input: Record<string, unknown>): MemoryEvent => MemoryEventSchema.parse(input);
+const fact = (
+  eventId: string,
+  key = "k",
+  value: unknown = { text: "a" },
+  extra: Record<string, unknown> = {},
+) =>
+  ev({
+    eventId,
+    kind: "fact",
+    text: `${eventId} text`,
+    assertions: [{ key, value, polarity: "affirmed" }],
+    ...extra,
+  });
+
+const PASSING_GATE: GateReport = {
+  verdict: "pass",
+  reasons: [],
+  stats: {
+    events: 0,
+    validInputs: 0,
+    mustPreserve: 0,
+    conflicts: 0,
+    openTasks: 0,
+    claims: 0,
+    pending: 0,
+    coldRefs: 0,
+    tokens: null,
+    budget: null,
+  },
+};
+
+export function candidateRecord(
+  subject: string,
+  artifactId: string,
+  coversThrough: number,
+  inputEpoch: number,
+  parent: string | null,
+): ArtifactRecord {
+  return {
+    subject,
+    artifactId,
+    status: "CANDIDATE",
+    coversThrough,
+    inputEpoch,
+    parentArtifactId: parent,
+    inputRoot: `sha256:${"0".repeat(64)}`,
+    gate: PASSING_GATE,
+    createdAt: "2026-11-29T00:00:00.000Z",
+  };
+}
+
+function manifestFor(subject: string, artifactId: string): Manifest {
+  return {
+    artifactId,
+    subject,
+    newCoversThrough: 1,
+    inputEpoch: 0,
+    expectedAlias: null,
+    inputIds: ["a"],
+    inputs: [{ eventId: "a", sequence: 1, hash: `sha256:${"1".repeat(64)}` }],
+    inputRoot: `sha256:${"2".repeat(64)}`,
+    selectorVersion: "v1",
+    promptVersion: "consolidate-v1",
+    modelSnapshot: "deterministic-v1",
+    policy: { minTrust: "tool", blockedSources: [] },
+  };
+}
+
+let subjects = 0;
+/** A fresh subject per test: tests of one file share a store but never a subject. */
+const freshSubject = () => `user-${process.pid}-${++subjects}`;
+
+export function describeStoreContract(name: string, open: () => StoreUnderTest): void {
+  describe(`${name}: append`, () => {
+    it("assigns sequences, moves only highWater on a tail append", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      const result = await events.append(subject, [fact("a"), fact("b", "other")]);
+      expect(result).toMatchObject({
+        appended: ["a", "b"],
+        duplicates: [],
+        highWater: 2,
+        inputEpoch: 0,
+        epochMoved: false,
+      });
+      const tail = await events.append(subject, [ev({ eventId: "c", kind: "note", text: "hello" })]);
+      expect(tail).toMatchObject({ highWater: 3, inputEpoch: 0, epochMoved: false });
+      expect((await events.eventsThrough(subject, 3)).map((e) => [e.eventId, e.sequence])).toEqual([
+        ["a", 1],
+        ["b", 2],
+        ["c", 3],
+      ]);
+      expect((await events.eventsAfter(subject, 1)).map((e) => e.eventId)).toEqual(["b", "c"]);
+    });
+
+    it("treats an identical re-send as a no-op, in any key order", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a")]);
+      const again = await events.append(subject, [
+        ev({
+          assertions: [{ polarity: "affirmed", value: { text: "a" }, key: "k" }],
+          text: "a text",
+          kind: "fact",
+          eventId: "a",
+        }),
+      ]);
+      expect(again).toMatchObject({ appended: [], duplicates: ["a"], highWater: 1, inputEpoch: 0 });
+    });
+
+    it("refuses a re-send with different content and writes nothing of the batch", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a")]);
+      await expect(
+        events.append(subject, [fact("new"), fact("a", "k", { text: "changed" })]),
+      ).rejects.toBeInstanceOf(EventConflictError);
+      expect((await events.eventsThrough(subject, 100)).map((e) => e.eventId)).toEqual(["a"]);
+      expect((await events.snapshot(subject)).highWater).toBe(1);
+    });
+
+    it("refuses links to unknown or later events, writing nothing", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      await expect(
+        events.append(subject, [fact("a"), ev({ eventId: "r", kind: "revocation", revokes: ["zz"] })]),
+      ).rejects.toBeInstanceOf(AppendRejectedError);
+      expect((await events.snapshot(subject)).highWater).toBe(0);
+    });
+
+    it("moves inputEpoch on a revocation, a supersession and a trust policy change", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a"), fact("b", "b")]);
+      expect(
+        await events.append(subject, [ev({ eventId: "r", kind: "revocation", revokes: ["a"] })]),
+      ).toMatchObject({ inputEpoch: 1, epochMoved: true });
+      expect(
+        await events.append(subject, [fact("b2", "b", { text: "new" }, { supersedes: ["b"] })]),
+      ).toMatchObject({ inputEpoch: 2, epochMoved: true });
+      expect(await events.setTrustPolicy(subject, { minTrust: "user", blockedSources: ["web:*"] })).toEqual({
+        highWater: 4,
+        inputEpoch: 3,
+      });
+      expect(await events.trustPolicy(subject)).toEqual({ minTrust: "user", blockedSources: ["web:*"] });
+    });
+
+    it("moves inputEpoch when an append opens a new conflict, not when it agrees", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a", "limit", { quantity: "5", unit: "km" })]);
+      expect(
+        await events.append(subject, [fact("b", "limit", { quantity: "5000", unit: "m" })]),
+      ).toMatchObject({ epochMoved: false });
+      expect(
+        await events.append(subject, [
+          fact("c", "limit", { quantity: "6", unit: "km" }, { trust: "untrusted" }),
+        ]),
+      ).toMatchObject({
+        epochMoved: false,
+      });
+      expect(await events.append(subject, [fact("d", "limit", { quantity: "6", unit: "km" })])).toMatchObject(
+        { epochMoved: true, inputEpoch: 1 },
+      );
+      expect(await events.append(subject, [fact("e", "limit", { quantity: "6", unit: "km" })])).toMatchObject(
+        { epochMoved: false },
+      );
+    });
+
+    it("sees a conflict again when a revoked position is asserted anew", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a", "plan", { text: "A" }), fact("b", "plan", { text: "B" })]);
+      await events.append(subject, [ev({ eventId: "r", kind: "revocation", revokes: ["b"] })]);
+      const before = (await events.snapshot(subject)).inputEpoch;
+      expect(await events.append(subject, [fact("c", "plan", { text: "B" })])).toMatchObject({
+        epochMoved: true,
+        inputEpoch: before + 1,
+      });
+    });
+
+    it("splits a batch larger than one transaction into ordered atomic chunks", async () => {
+      const { events, chunkSize } = open();
+      const subject = freshSubject();
+      const batch = Array.from({ length: 230 }, (_, i) => fact(`e-${i}`, `k-${i}`));
+      const result = await events.append(subject, batch);
+      expect(result.appended).toHaveLength(230);
+      expect(result.chunks).toBe(Number.isFinite(chunkSize) ? Math.ceil(230 / chunkSize) : 1);
+      const stored = await events.eventsThrough(subject, 1000);
+      expect(stored.map((e) => e.sequence)).toEqual(Array.from({ length: 230 }, (_, i) => i + 1));
+      expect(stored.map((e) => e.eventId)).toEqual(batch.map((e) => e.eventId));
+    });
+  });
+
+  describe(`${name}: snapshot, artifacts and publish`, () => {
+    it("reads clock and alias together", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      expect(await events.snapshot(subject)).toEqual({
+        subject,
+        highWater: 0,
+        inputEpoch: 0,
+        expectedAlias: null,
+      });
+      await events.append(subject, [fact("a")]);
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+      await alias.publishIfUnchanged({
+        subject,
+        artifactId: "s-1",
+        expectedAlias: null,
+        inputEpoch: 0,
+        newCoversThrough: 1,
+      });
+      expect(await events.snapshot(subject)).toEqual({
+        subject,
+        highWater: 1,
+        inputEpoch: 0,
+        expectedAlias: { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 1 },
+      });
+    });
+
+    it("writes artifacts and manifests once, never over", async () => {
+      const { artifacts } = open();
+      const subject = freshSubject();
+      await artifacts.writeArtifact(subject, "s-1", { summary: "first" }, manifestFor(subject, "s-1"));
+      await expect(
+        artifacts.writeArtifact(subject, "s-1", { summary: "second" }, manifestFor(subject, "s-1")),
+      ).rejects.toBeInstanceOf(AlreadyWrittenError);
+      expect(await artifacts.readArtifact(subject, "s-1")).toEqual({ summary: "first" });
+      expect((await artifacts.readManifest(subject, "s-1")).artifactId).toBe("s-1");
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+      await expect(
+        artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null)),
+      ).rejects.toBeInstanceOf(AlreadyWrittenError);
+    });
+
+    it("publishes the first summary, then moves parent to SUPERSEDED on the next", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a"), fact("b", "b")]);
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+      expect(
+        await alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-1",
+          expectedAlias: null,
+          inputEpoch: 0,
+          newCoversThrough: 1,
+        }),
+      ).toEqual({
+        artifactId: "s-1",
+        sourceEpoch: 0,
+        coversThrough: 1,
+      });
+      await artifacts.recordArtifact(candidateRecord(subject, "s-2", 2, 0, "s-1"));
+      await alias.publishIfUnchanged({
+        subject,
+        artifactId: "s-2",
+        expectedAlias: { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 1 },
+        inputEpoch: 0,
+        newCoversThrough: 2,
+      });
+      expect((await artifacts.getRecord(subject, "s-1"))?.status).toBe("SUPERSEDED");
+      expect((await artifacts.getRecord(subject, "s-2"))?.status).toBe("PUBLISHED");
+      expect((await artifacts.listRecords(subject)).map((r) => r.artifactId).sort()).toEqual(["s-1", "s-2"]);
+    });
+
+    it("refuses when the parent moved, the epoch moved or coverage would decrease, changing nothing", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a"), fact("b", "b"), fact("c", "c")]);
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 2, 0, null));
+      await alias.publishIfUnchanged({
+        subject,
+        artifactId: "s-1",
+        expectedAlias: null,
+        inputEpoch: 0,
+        newCoversThrough: 2,
+      });
+      const current = { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 2 };
+
+      await artifacts.recordArtifact(candidateRecord(subject, "s-old", 1, 0, "s-1"));
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-old",
+          expectedAlias: current,
+          inputEpoch: 0,
+          newCoversThrough: 1,
+        }),
+      ).rejects.toMatchObject({ reason: "coverage-decrease" });
+
+      await artifacts.recordArtifact(candidateRecord(subject, "s-stale-parent", 3, 0, "s-0"));
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-stale-parent",
+          expectedAlias: { parentArtifactId: "s-0", sourceEpoch: 0, coversThrough: 2 },
+          inputEpoch: 0,
+          newCoversThrough: 3,
+        }),
+      ).rejects.toMatchObject({ reason: "alias-moved" });
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-stale-parent",
+          expectedAlias: null,
+          inputEpoch: 0,
+          newCoversThrough: 3,
+        }),
+      ).rejects.toBeInstanceOf(PublishRefusedError);
+
+      await artifacts.recordArtifact(candidateRecord(subject, "s-2", 3, 0, "s-1"));
+      await events.append(subject, [ev({ eventId: "r", kind: "revocation", revokes: ["a"] })]);
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-2",
+          expectedAlias: current,
+          inputEpoch: 0,
+          newCoversThrough: 3,
+        }),
+      ).rejects.toMatchObject({ reason: "epoch-moved" });
+
+      expect(await alias.readAlias(subject)).toEqual({ artifactId: "s-1", sourceEpoch: 0, coversThrough: 2 });
+      expect((await artifacts.getRecord(subject, "s-2"))?.status).toBe("CANDIDATE");
+      expect((await artifacts.getRecord(subject, "s-1"))?.status).toBe("PUBLISHED");
+    });
+
+    it("refuses to publish an artifact that is not a candidate", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a")]);
+      await artifacts.recordArtifact({ ...candidateRecord(subject, "s-1", 1, 0, null), status: "REJECTED" });
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-1",
+          expectedAlias: null,
+          inputEpoch: 0,
+          newCoversThrough: 1,
+        }),
+      ).rejects.toMatchObject({
+        reason: "artifact-not-publishable",
+      });
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "nope",
+          expectedAlias: null,
+          inputEpoch: 0,
+          newCoversThrough: 1,
+        }),
+      ).rejects.toBeInstanceOf(PublishRefusedError);
+      expect(await alias.readAlias(subject)).toBeNull();
+    });
+
+    it("moves a status only from the statuses named", async () => {
+      const { artifacts } = open();
+      const subject = freshSubject();
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+      expect(await artifacts.transition(subject, "s-1", ["PUBLISHED"], "STALE")).toBe(false);
+      expect(await artifacts.transition(subject, "s-1", ["CANDIDATE", "PUBLISHED"], "STALE")).toBe(true);
+      expect((await artifacts.getRecord(subject, "s-1"))?.status).toBe("STALE");
+    });
+
+    it("lets exactly one of eight concurrent publishers with the same expected alias win", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a")]);
+      let expected: { parentArtifactId: string; sourceEpoch: number; coversThrough: number } | null = null;
+      for (let round = 0; round < 20; round++) {
+        const ids = Array.from({ length: 8 }, (_, w) => `s-${round}-${w}`);
+        for (const id of ids)
+          await artifacts.recordArtifact(
+            candidateRecord(subject, id, 1, 0, expected?.parentArtifactId ?? null),
+          );
+        const results = await Promise.allSettled(
+          ids.map((artifactId) =>
+            alias.publishIfUnchanged({
+              subject,
+              artifactId,
+              expectedAlias: expected,
+              inputEpoch: 0,
+              newCoversThrough: 1,
+            }),
+          ),
+        );
+        const winners = results.filter((r) => r.status === "fulfilled");
+        expect(winners).toHaveLength(1);
+        for (const r of results)
+          if (r.status === "rejected") expect(r.reason).toBeInstanceOf(PublishRefusedError);
+        const now = await alias.readAlias(subject);
+        expected = now && {
+          parentArtifactId: now.artifactId,
+          sourceEpoch: now.sourceEpoch,
+          coversThrough: now.coversThrough,
+        };
+      }
+    });
+  });
+
+  describe(`${name}: queue`, () => {
+    it("deduplicates a snapshot and keeps one subject's messages in order", async () => {
+      const { queue } = open();
+      const s1 = freshSubject();
+      const s2 = freshSubject();
+      await queue.send({ subject: s1, highWater: 5, inputEpoch: 0, expectedAlias: null });
+      await queue.send({ subject: s1, highWater: 5, inputEpoch: 0, expectedAlias: null });
+      await queue.send({ subject: s1, highWater: 6, inputEpoch: 0, expectedAlias: null });
+      await queue.send({ subject: s2, highWater: 1, inputEpoch: 0, expectedAlias: null });
+      const received: Array<[string, number]> = [];
+      for (let attempt = 0; attempt < 20 && received.length < 3; attempt++) {
+        const batch = await queue.receive(10);
+        for (const message of batch) {
+          received.push([message.body.subject, message.body.highWater]);
+          await queue.ack(message.receipt);
+        }
+      }
+      expect(received.filter(([s]) => s === s1)).toEqual([
+        [s1, 5],
+        [s1, 6],
+      ]);
+      expect(received.filter(([s]) => s === s2)).toEqual([[s2, 1]]);
+    });
+  });
+}
