@@ -63,11 +63,17 @@ describe("embedded store under eight racing OS processes", () => {
         await store.recordArtifact(
           candidateRecord(subject, id, round + 1, 0, expected?.parentArtifactId ?? null),
         );
-      workers.forEach((worker, w) =>
-        worker.child.stdin.write(
-          `${JSON.stringify({ round, subject, artifactId: ids[w], expectedAlias: expected, inputEpoch: 0, newCoversThrough: round + 1 })}\n`,
-        ),
-      );
+      for (const [w, worker] of workers.entries()) {
+        const request = {
+          round,
+          subject,
+          artifactId: ids[w],
+          expectedAlias: expected,
+          inputEpoch: 0,
+          newCoversThrough: round + 1,
+        };
+        worker.child.stdin.write(`${JSON.stringify(request)}\n`);
+      }
       const answers = (await Promise.all(workers.map((w) => w.next()))).map(
         (line) => JSON.parse(line) as { won: boolean; reason?: string },
       );
