@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/engines.ts"],
     testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });

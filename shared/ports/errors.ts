@@ -1,3 +1,5 @@
+import { AppendProblem, EventConflictProblem } from "../domain/append-plan.ts";
+
 /**
  * What the storage ports raise instead of engine errors: each names what happened and what to do.
  * Adapters translate engine errors (ConditionalCheckFailed, SQLITE_CONSTRAINT, 412) into these.
@@ -73,4 +75,12 @@ export class NotFoundError extends Error {
     super(message, options);
     this.name = "NotFoundError";
   }
+}
+
+/** The append planner's problems as the port's errors. */
+export function translatePlanError(subject: string, error: unknown): unknown {
+  if (error instanceof EventConflictProblem)
+    return new EventConflictError(subject, error.eventIds, { cause: error });
+  if (error instanceof AppendProblem) return new AppendRejectedError(error.problems, { cause: error });
+  return error;
 }

@@ -82,7 +82,11 @@ export interface ArtifactStore {
   recordArtifact(record: ArtifactRecord): Promise<void>;
   getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null>;
   listRecords(subject: string): Promise<ArtifactRecord[]>;
-  /** Moves a status only from one of `from`; false when the record was in another status. */
+  /**
+   * Moves a status only from one of `from`; false when the record was in another status. STALE is
+   * kept as a mark beside the lifecycle status (a stale summary that is later superseded still
+   * reads STALE), so marking and publishing never contend for one field.
+   */
   transition(
     subject: string,
     artifactId: string,

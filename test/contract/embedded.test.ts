@@ -15,5 +15,5 @@ describeStoreContract("embedded (SQLite + files)", () => ({
   alias: store,
   artifacts: store,
   queue,
-  chunkSize: Number.POSITIVE_INFINITY,
+  boundedTransactions: false,
 }));

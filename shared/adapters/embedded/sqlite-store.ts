@@ -4,7 +4,7 @@ import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
-import { AppendProblem, EventConflictProblem, planAppend } from "../../domain/append-plan.ts";
+import { planAppend } from "../../domain/append-plan.ts";
 import type { GateReport } from "../../domain/gate.ts";
 import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
 import {
@@ -15,10 +15,9 @@ import {
 } from "../../domain/schemas.ts";
 import {
   AlreadyWrittenError,
-  AppendRejectedError,
-  EventConflictError,
   NotFoundError,
   PublishRefusedError,
+  translatePlanError,
 } from "../../ports/errors.ts";
 import type {
   AliasPort,
@@ -87,6 +86,7 @@ CREATE TABLE IF NOT EXISTS artifacts (
   input_epoch INTEGER NOT NULL,
   parent_artifact_id TEXT,
   input_root TEXT NOT NULL,
+  stale INTEGER NOT NULL DEFAULT 0,
   gate TEXT NOT NULL,
   created_at TEXT NOT NULL,
   PRIMARY KEY (subject, artifact_id)
@@ -110,6 +110,7 @@ interface ArtifactRow {
   input_epoch: number;
   parent_artifact_id: string | null;
   input_root: string;
+  stale: number;
   gate: string;
   created_at: string;
 }
@@ -351,7 +352,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
         );
       const moved = this.db
         .prepare(
-          "UPDATE artifacts SET status = 'PUBLISHED' WHERE subject = ? AND artifact_id = ? AND status IN ('CANDIDATE', 'SHADOW')",
+          "UPDATE artifacts SET status = 'PUBLISHED' WHERE subject = ? AND artifact_id = ? AND status IN ('CANDIDATE', 'SHADOW') AND stale = 0",
         )
         .run(subject, artifactId);
       if (moved.changes !== 1)
@@ -467,13 +468,20 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
     to: ArtifactStatus,
   ): Promise<boolean> {
     return this.exclusive(() => {
-      const placeholders = from.map(() => "?").join(", ");
-      const result = this.db
-        .prepare(
-          `UPDATE artifacts SET status = ? WHERE subject = ? AND artifact_id = ? AND status IN (${placeholders})`,
-        )
-        .run(to, subject, artifactId, ...from);
-      return result.changes === 1;
+      const current = this.db
+        .prepare("SELECT status, stale FROM artifacts WHERE subject = ? AND artifact_id = ?")
+        .get(subject, artifactId) as { status: ArtifactStatus; stale: number } | undefined;
+      if (!current || !from.includes(current.stale ? "STALE" : current.status)) return false;
+      // STALE is a mark beside the lifecycle status, so marking a summary stale never races its supersession.
+      if (to === "STALE")
+        this.db
+          .prepare("UPDATE artifacts SET stale = 1 WHERE subject = ? AND artifact_id = ?")
+          .run(subject, artifactId);
+      else
+        this.db
+          .prepare("UPDATE artifacts SET status = ? WHERE subject = ? AND artifact_id = ?")
+          .run(to, subject, artifactId);
+      return true;
     });
   }
 }
@@ -486,7 +494,7 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
   return {
     subject: row.subject,
     artifactId: row.artifact_id,
-    status: row.status,
+    status: row.stale ? "STALE" : row.status,
     coversThrough: row.covers_through,
     inputEpoch: row.input_epoch,
     parentArtifactId: row.parent_artifact_id,
@@ -494,12 +502,4 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
     gate: JSON.parse(row.gate) as GateReport,
     createdAt: row.created_at,
   };
-}
-
-/** Planning problems become the port's errors. */
-export function translatePlanError(subject: string, error: unknown): unknown {
-  if (error instanceof EventConflictProblem)
-    return new EventConflictError(subject, error.eventIds, { cause: error });
-  if (error instanceof AppendProblem) return new AppendRejectedError(error.problems, { cause: error });
-  return error;
 }

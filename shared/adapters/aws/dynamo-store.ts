@@ -1,0 +1,688 @@
+import { createHash } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactGetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
+import { planAppend } from "../../domain/append-plan.ts";
+import type { GateReport } from "../../domain/gate.ts";
+import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
+import {
+  DEFAULT_TRUST_POLICY,
+  MemoryEvent as MemoryEventSchema,
+  TrustPolicy as TrustPolicySchema,
+} from "../../domain/schemas.ts";
+import {
+  AlreadyWrittenError,
+  PublishRefusedError,
+  StoreContentionError,
+  translatePlanError,
+} from "../../ports/errors.ts";
+import type {
+  AliasPort,
+  AliasState,
+  AppendResult,
+  ArtifactRecord,
+  ArtifactStatus,
+  Clock,
+  EventLog,
+  PublishRequest,
+} from "../../ports/store.ts";
+
+/**
+ * The DynamoDB adapter: one table per tenant, pk = `S#<subject>`.
+ *   CLOCK {highWater, inputEpoch, policy} · ALIAS {artifactId, sourceEpoch, coversThrough}
+ *   E#<eventId> {seq, hash, body, actors} (immutable body; `seq` feeds the local index bySequence)
+ *   K#<hash of key, scope> {key, scope, positions} the conflict index
+ *   A#<artifactId> {status, stale, coversThrough, inputEpoch, parent, inputRoot, gate, createdAt}
+ * Appends are TransactWriteItems fenced on the clock they read (a concurrent append cancels ours and
+ * we plan again); a publish is exactly one TransactWriteItems; a snapshot exactly one TransactGetItems.
+ */
+
+export const TABLE_KEYS = {
+  partition: "pk",
+  sort: "sk",
+  sequenceIndex: "bySequence",
+  sequence: "seq",
+} as const;
+
+/** DynamoDB's bound on one TransactWriteItems: 100 items, 4 MB (we keep a margin on size). */
+const MAX_TRANSACTION_ITEMS = 100;
+const MAX_TRANSACTION_BYTES = 3_500_000;
+const APPEND_ATTEMPTS = 8;
+
+const pk = (subject: string) => `S#${subject}`;
+const CLOCK = "CLOCK";
+const ALIAS = "ALIAS";
+const eventSk = (eventId: string) => `E#${eventId}`;
+const artifactSk = (artifactId: string) => `A#${artifactId}`;
+const indexSk = (key: string, scope: string) =>
+  `K#${createHash("sha256")
+    .update(JSON.stringify([key, scope]))
+    .digest("hex")}`;
+
+const ClockItem = z.object({
+  highWater: z.number().int().nonnegative(),
+  inputEpoch: z.number().int().nonnegative(),
+  policy: z.string().optional(),
+});
+const AliasItem = z.object({
+  artifactId: z.string(),
+  sourceEpoch: z.number().int(),
+  coversThrough: z.number().int(),
+});
+const EventItem = z.object({
+  sk: z.string(),
+  seq: z.number().int().positive(),
+  hash: z.string(),
+  body: z.string(),
+  actors: z.array(z.string()).default([]),
+});
+const IndexItem = z.object({
+  key: z.string(),
+  scope: z.string(),
+  positions: z.record(z.string(), z.array(z.string())),
+});
+const ArtifactItem = z.object({
+  subject: z.string(),
+  artifactId: z.string(),
+  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "STALE"]),
+  stale: z.boolean().default(false),
+  coversThrough: z.number().int(),
+  inputEpoch: z.number().int(),
+  parentArtifactId: z.string().nullable(),
+  inputRoot: z.string(),
+  gate: z.string(),
+  createdAt: z.string(),
+});
+
+export class DynamoStore implements EventLog, AliasPort {
+  readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  private async readClock(subject: string): Promise<Clock & { policy: TrustPolicy }> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: pk(subject), sk: CLOCK },
+        ConsistentRead: true,
+      }),
+    );
+    return clockOf(Item);
+  }
+
+  private async loadEvents(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
+    const found = new Map<string, StoredEvent>();
+    const unique = [...new Set(ids)];
+    for (let start = 0; start < unique.length; start += 100) {
+      let keys: Array<Record<string, unknown>> | undefined = unique
+        .slice(start, start + 100)
+        .map((id) => ({ pk: pk(subject), sk: eventSk(id) }));
+      // BatchGetItem may return part of the keys unprocessed under load: ask again for those.
+      while (keys && keys.length > 0) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const raw of result.Responses?.[this.tableName] ?? []) {
+          const item = EventItem.parse(raw);
+          const event = parseEventBody(item.body, item.seq);
+          found.set(event.eventId, { event, hash: item.hash, actors: item.actors });
+        }
+        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return found;
+  }
+
+  private async loadIndex(
+    subject: string,
+    keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+  ): Promise<ConflictIndexEntry[]> {
+    const entries: ConflictIndexEntry[] = [];
+    for (let start = 0; start < keyScopes.length; start += 100) {
+      let keys: Array<Record<string, unknown>> | undefined = keyScopes
+        .slice(start, start + 100)
+        .map(({ key, scope }) => ({ pk: pk(subject), sk: indexSk(key, scope) }));
+      while (keys && keys.length > 0) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const raw of result.Responses?.[this.tableName] ?? []) entries.push(IndexItem.parse(raw));
+        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return entries;
+  }
+
+  async append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
+    // Refuse the whole batch before writing any chunk: conflicting re-sends and bad links.
+    const clock = await this.readClock(subject);
+    try {
+      await planAppend(events, {
+        clock,
+        policy: clock.policy,
+        loadEvents: (ids) => this.loadEvents(subject, ids),
+        loadIndex: async () => [],
+      });
+    } catch (error) {
+      throw translatePlanError(subject, error);
+    }
+    const chunks = chunkForTransactions(events);
+    const appended: string[] = [];
+    const duplicates: string[] = [];
+    let last: Clock = clock;
+    let epochMoved = false;
+    for (const chunk of chunks) {
+      const plan = await this.appendChunk(subject, chunk);
+      appended.push(...plan.newEvents.map((entry) => entry.event.eventId));
+      duplicates.push(...plan.duplicates);
+      epochMoved ||= plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch;
+      last = plan.clockAfter;
+    }
+    return {
+      appended,
+      duplicates,
+      highWater: last.highWater,
+      inputEpoch: last.inputEpoch,
+      epochMoved,
+      chunks: chunks.length,
+    };
+  }
+
+  /** Plans and writes one chunk atomically, fenced on the clock; plans again if another append won. */
+  private async appendChunk(subject: string, chunk: readonly MemoryEvent[]): Promise<AppendPlan> {
+    for (let attempt = 1; ; attempt++) {
+      const clock = await this.readClock(subject);
+      let plan: AppendPlan;
+      try {
+        plan = await planAppend(chunk, {
+          clock,
+          policy: clock.policy,
+          loadEvents: (ids) => this.loadEvents(subject, ids),
+          loadIndex: (keyScopes) => this.loadIndex(subject, keyScopes),
+        });
+      } catch (error) {
+        throw translatePlanError(subject, error);
+      }
+      if (plan.newEvents.length === 0) return plan;
+      try {
+        await this.doc.send(
+          new TransactWriteCommand({ TransactItems: this.appendItems(subject, plan, clock.policy) }),
+        );
+        return plan;
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException) || attempt >= APPEND_ATTEMPTS) {
+          if (error instanceof TransactionCanceledException)
+            throw new StoreContentionError(`append to ${subject} kept losing to concurrent appends`, {
+              cause: error,
+            });
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
+      }
+    }
+  }
+
+  private appendItems(subject: string, plan: AppendPlan, policy: TrustPolicy) {
+    const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]> = [];
+    const { clockBefore, clockAfter } = plan;
+    items.push({
+      Update: {
+        TableName: this.tableName,
+        Key: { pk: pk(subject), sk: CLOCK },
+        UpdateExpression: "SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p)",
+        ConditionExpression:
+          "(attribute_not_exists(pk) AND :h0 = :zero AND :e0 = :zero) OR (highWater = :h0 AND inputEpoch = :e0)",
+        ExpressionAttributeValues: {
+          ":h": clockAfter.highWater,
+          ":e": clockAfter.inputEpoch,
+          ":h0": clockBefore.highWater,
+          ":e0": clockBefore.inputEpoch,
+          ":zero": 0,
+          ":p": JSON.stringify(policy),
+        },
+      },
+    });
+    const newIds = new Set(plan.newEvents.map((entry) => entry.event.eventId));
+    for (const { event, hash } of plan.newEvents) {
+      const { sequence, ...content } = event;
+      items.push({
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            pk: pk(subject),
+            sk: eventSk(event.eventId),
+            seq: sequence,
+            hash,
+            body: JSON.stringify(content),
+            actors: plan.actorsAdded.get(event.eventId) ?? [],
+          },
+          ConditionExpression: "attribute_not_exists(pk)",
+        },
+      });
+    }
+    for (const [target, actors] of plan.actorsAdded) {
+      if (newIds.has(target)) continue; // a new event carries its actors in its own Put
+      items.push({
+        Update: {
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: eventSk(target) },
+          UpdateExpression: "SET actors = list_append(if_not_exists(actors, :none), :actors)",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":actors": actors, ":none": [] },
+        },
+      });
+    }
+    for (const entry of plan.index) {
+      items.push({
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            pk: pk(subject),
+            sk: indexSk(entry.key, entry.scope),
+            key: entry.key,
+            scope: entry.scope,
+            positions: entry.positions,
+          },
+        },
+      });
+    }
+    return items;
+  }
+
+  async snapshot(subject: string): Promise<Snapshot> {
+    const { Responses } = await this.doc.send(
+      new TransactGetCommand({
+        TransactItems: [
+          { Get: { TableName: this.tableName, Key: { pk: pk(subject), sk: CLOCK } } },
+          { Get: { TableName: this.tableName, Key: { pk: pk(subject), sk: ALIAS } } },
+        ],
+      }),
+    );
+    const clock = clockOf(Responses?.[0]?.Item);
+    const alias = Responses?.[1]?.Item ? AliasItem.parse(Responses[1].Item) : null;
+    return {
+      subject,
+      highWater: clock.highWater,
+      inputEpoch: clock.inputEpoch,
+      expectedAlias: alias
+        ? {
+            parentArtifactId: alias.artifactId,
+            sourceEpoch: alias.sourceEpoch,
+            coversThrough: alias.coversThrough,
+          }
+        : null,
+    };
+  }
+
+  private async queryBySequence(
+    subject: string,
+    condition: string,
+    bound: number,
+  ): Promise<SequencedEvent[]> {
+    const events: SequencedEvent[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TABLE_KEYS.sequenceIndex,
+          KeyConditionExpression: `pk = :pk AND ${condition}`,
+          ExpressionAttributeValues: { ":pk": pk(subject), ":bound": bound },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const raw of page.Items ?? []) {
+        const item = EventItem.parse(raw);
+        events.push(parseEventBody(item.body, item.seq));
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return events;
+  }
+
+  eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
+    return this.queryBySequence(subject, "seq <= :bound", highWater);
+  }
+
+  eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
+    return this.queryBySequence(subject, "seq > :bound", after);
+  }
+
+  async trustPolicy(subject: string): Promise<TrustPolicy> {
+    return (await this.readClock(subject)).policy;
+  }
+
+  async setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock> {
+    const { Attributes } = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: pk(subject), sk: CLOCK },
+        UpdateExpression:
+          "SET policy = :p, inputEpoch = if_not_exists(inputEpoch, :zero) + :one, highWater = if_not_exists(highWater, :zero)",
+        ExpressionAttributeValues: {
+          ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
+          ":zero": 0,
+          ":one": 1,
+        },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    const clock = clockOf(Attributes);
+    return { highWater: clock.highWater, inputEpoch: clock.inputEpoch };
+  }
+
+  async readAlias(subject: string): Promise<AliasState | null> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: pk(subject), sk: ALIAS },
+        ConsistentRead: true,
+      }),
+    );
+    return Item ? AliasItem.parse(Item) : null;
+  }
+
+  async publishIfUnchanged(request: PublishRequest): Promise<AliasState> {
+    const { subject, artifactId, expectedAlias, inputEpoch, newCoversThrough } = request;
+    const next: AliasState = { artifactId, sourceEpoch: inputEpoch, coversThrough: newCoversThrough };
+    const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]> = [
+      {
+        ConditionCheck: {
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: CLOCK },
+          ConditionExpression: "inputEpoch = :epoch",
+          ExpressionAttributeValues: { ":epoch": inputEpoch },
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        },
+      },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: ALIAS },
+          UpdateExpression: "SET artifactId = :artifact, sourceEpoch = :epoch, coversThrough = :covers",
+          ConditionExpression: expectedAlias
+            ? "artifactId = :parent AND sourceEpoch = :parentEpoch AND coversThrough = :parentCovers AND coversThrough <= :covers"
+            : "attribute_not_exists(pk)",
+          ExpressionAttributeValues: {
+            ":artifact": artifactId,
+            ":epoch": inputEpoch,
+            ":covers": newCoversThrough,
+            ...(expectedAlias
+              ? {
+                  ":parent": expectedAlias.parentArtifactId,
+                  ":parentEpoch": expectedAlias.sourceEpoch,
+                  ":parentCovers": expectedAlias.coversThrough,
+                }
+              : {}),
+          },
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        },
+      },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: artifactSk(artifactId) },
+          UpdateExpression: "SET #status = :published",
+          ConditionExpression: "#status IN (:candidate, :shadow) AND stale = :fresh",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: {
+            ":published": "PUBLISHED",
+            ":candidate": "CANDIDATE",
+            ":shadow": "SHADOW",
+            ":fresh": false,
+          },
+        },
+      },
+    ];
+    if (expectedAlias)
+      items.push({
+        Update: {
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: artifactSk(expectedAlias.parentArtifactId) },
+          UpdateExpression: "SET #status = :superseded",
+          ConditionExpression: "#status = :published",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":superseded": "SUPERSEDED", ":published": "PUBLISHED" },
+        },
+      });
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return next;
+    } catch (error) {
+      throw publishRefusal(error, request);
+    }
+  }
+
+  async recordArtifact(record: ArtifactRecord): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: pk(record.subject),
+            sk: artifactSk(record.artifactId),
+            ...record,
+            stale: record.status === "STALE",
+            gate: JSON.stringify(record.gate),
+          },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException")
+        throw new AlreadyWrittenError(`artifact record ${record.artifactId}`, { cause: error });
+      throw error;
+    }
+  }
+
+  async getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: pk(subject), sk: artifactSk(artifactId) },
+        ConsistentRead: true,
+      }),
+    );
+    return Item ? recordOf(Item) : null;
+  }
+
+  async listRecords(subject: string): Promise<ArtifactRecord[]> {
+    const records: ArtifactRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": pk(subject), ":prefix": "A#" },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      records.push(...(page.Items ?? []).map(recordOf));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return records.sort((a, b) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.artifactId < b.artifactId ? -1 : 1,
+    );
+  }
+
+  async transition(
+    subject: string,
+    artifactId: string,
+    from: readonly ArtifactStatus[],
+    to: ArtifactStatus,
+  ): Promise<boolean> {
+    // STALE is the `stale` mark beside the lifecycle `status` (see ArtifactStore.transition).
+    const lifecycle = from.filter((status) => status !== "STALE");
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const accepted: string[] = [];
+    if (lifecycle.length > 0) {
+      names["#status"] = "status";
+      values[":fresh"] = false;
+      lifecycle.forEach((status, index) => {
+        values[`:from${index}`] = status;
+      });
+      accepted.push(
+        `stale = :fresh AND #status IN (${lifecycle.map((_, index) => `:from${index}`).join(", ")})`,
+      );
+    }
+    if (from.includes("STALE") || to === "STALE") values[":stale"] = true;
+    if (from.includes("STALE")) accepted.push("stale = :stale");
+    if (to !== "STALE") {
+      names["#status"] = "status";
+      values[":to"] = to;
+    }
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: artifactSk(artifactId) },
+          UpdateExpression: to === "STALE" ? "SET stale = :stale" : "SET #status = :to",
+          // DynamoDB refuses parentheses it deems redundant: wrap only an OR of several.
+          ConditionExpression: `attribute_exists(pk) AND ${accepted.length > 1 ? `(${accepted.join(" OR ")})` : accepted[0]}`,
+          ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
+      throw error;
+    }
+  }
+}
+
+function clockOf(item: Record<string, unknown> | undefined): Clock & { policy: TrustPolicy } {
+  if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY };
+  const clock = ClockItem.parse(item);
+  return {
+    highWater: clock.highWater,
+    inputEpoch: clock.inputEpoch,
+    policy: clock.policy ? TrustPolicySchema.parse(JSON.parse(clock.policy)) : DEFAULT_TRUST_POLICY,
+  };
+}
+
+function parseEventBody(body: string, sequence: number): SequencedEvent {
+  return { ...MemoryEventSchema.parse(JSON.parse(body)), sequence };
+}
+
+function recordOf(raw: Record<string, unknown>): ArtifactRecord {
+  const item = ArtifactItem.parse(raw);
+  return {
+    subject: item.subject,
+    artifactId: item.artifactId,
+    status: item.stale ? "STALE" : item.status,
+    coversThrough: item.coversThrough,
+    inputEpoch: item.inputEpoch,
+    parentArtifactId: item.parentArtifactId,
+    inputRoot: item.inputRoot,
+    gate: JSON.parse(item.gate) as GateReport,
+    createdAt: item.createdAt,
+  };
+}
+
+/**
+ * Splits a batch into chunks that each fit one TransactWriteItems: per event its Put, an Update per
+ * linked older event, plus the conflict index entries the chunk touches and the clock.
+ */
+export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEvent[][] {
+  const chunks: MemoryEvent[][] = [];
+  let chunk: MemoryEvent[] = [];
+  let keyScopes = new Set<string>();
+  let items = 1;
+  let bytes = 0;
+  for (const event of events) {
+    const eventKeyScopes = (event.assertions ?? [])
+      .map((a) => JSON.stringify([a.key, a.scope]))
+      .filter((id) => !keyScopes.has(id));
+    const cost =
+      1 + (event.revokes?.length ?? 0) + (event.supersedes?.length ?? 0) + new Set(eventKeyScopes).size;
+    const size = JSON.stringify(event).length * 2;
+    if (chunk.length > 0 && (items + cost > MAX_TRANSACTION_ITEMS || bytes + size > MAX_TRANSACTION_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      keyScopes = new Set();
+      items = 1;
+      bytes = 0;
+    }
+    chunk.push(event);
+    for (const a of event.assertions ?? []) keyScopes.add(JSON.stringify([a.key, a.scope]));
+    items += cost;
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
+/** Maps a cancelled switch transaction to the condition that failed (in TransactItems order). */
+function publishRefusal(error: unknown, request: PublishRequest): unknown {
+  if (!(error instanceof TransactionCanceledException)) return error;
+  const reasons = error.CancellationReasons ?? [];
+  const code = (index: number) => reasons[index]?.Code;
+  if (reasons.some((reason) => reason.Code === "TransactionConflict"))
+    return new StoreContentionError(`publish of ${request.artifactId} met a concurrent transaction`, {
+      cause: error,
+    });
+  if (code(0) === "ConditionalCheckFailed") {
+    const epoch = reasons[0]?.Item?.inputEpoch?.N;
+    return new PublishRefusedError(
+      "epoch-moved",
+      `the clock is at epoch ${epoch ?? "?"}, the artifact was built at ${request.inputEpoch}`,
+      { cause: error },
+    );
+  }
+  if (code(1) === "ConditionalCheckFailed") {
+    const old = reasons[1]?.Item;
+    const expected = request.expectedAlias;
+    const sameParent =
+      old !== undefined &&
+      expected !== null &&
+      old.artifactId?.S === expected.parentArtifactId &&
+      Number(old.sourceEpoch?.N) === expected.sourceEpoch &&
+      Number(old.coversThrough?.N) === expected.coversThrough;
+    if (sameParent)
+      return new PublishRefusedError(
+        "coverage-decrease",
+        `coverage would go from ${old?.coversThrough?.N} back to ${request.newCoversThrough}`,
+        { cause: error },
+      );
+    return new PublishRefusedError(
+      "alias-moved",
+      `the alias is ${old ? `${old.artifactId?.S}@${old.sourceEpoch?.N}/${old.coversThrough?.N}` : "unset"}, the snapshot expected ${expected ? `${expected.parentArtifactId}@${expected.sourceEpoch}/${expected.coversThrough}` : "none"}`,
+      { cause: error },
+    );
+  }
+  if (code(2) === "ConditionalCheckFailed")
+    return new PublishRefusedError(
+      "artifact-not-publishable",
+      `${request.artifactId} is not a CANDIDATE or SHADOW artifact of ${request.subject}`,
+      { cause: error },
+    );
+  if (code(3) === "ConditionalCheckFailed")
+    return new PublishRefusedError(
+      "parent-moved",
+      `${request.expectedAlias?.parentArtifactId} is no longer PUBLISHED`,
+      { cause: error },
+    );
+  return error;
+}

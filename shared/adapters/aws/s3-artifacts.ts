@@ -1,0 +1,88 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import type { Manifest } from "../../domain/schemas.ts";
+import { Manifest as ManifestSchema } from "../../domain/schemas.ts";
+import { AlreadyWrittenError, NotFoundError } from "../../ports/errors.ts";
+import type { ArtifactRecord, ArtifactStatus, ArtifactStore } from "../../ports/store.ts";
+import type { DynamoStore } from "./dynamo-store.ts";
+
+/**
+ * Artifacts on AWS: bodies and manifests in S3 under new keys written with `IfNoneMatch: '*'` (a
+ * second write of a key is refused by S3 itself, never overwrites), status records in the table
+ * beside the alias so the switch transaction can move them.
+ */
+export class S3ArtifactStore implements ArtifactStore {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucket: string,
+    private readonly records: DynamoStore,
+  ) {}
+
+  private key(kind: "artifacts" | "manifests", subject: string, artifactId: string): string {
+    return `${kind}/${encodeURIComponent(subject)}/${encodeURIComponent(artifactId)}.json`;
+  }
+
+  private async putOnce(key: string, body: unknown): Promise<void> {
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: JSON.stringify(body),
+          ContentType: "application/json",
+          IfNoneMatch: "*",
+        }),
+      );
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      // 412: the key exists; 409: a concurrent conditional write to the same key is in flight.
+      if (status === 412 || status === 409)
+        throw new AlreadyWrittenError(`s3://${this.bucket}/${key}`, { cause: error });
+      throw error;
+    }
+  }
+
+  private async getJson(key: string, artifactId: string): Promise<unknown> {
+    try {
+      const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return JSON.parse((await Body?.transformToString("utf-8")) ?? "null");
+    } catch (error) {
+      if ((error as { name?: string }).name === "NoSuchKey")
+        throw new NotFoundError(`no artifact ${artifactId}`, { cause: error });
+      throw error;
+    }
+  }
+
+  async writeArtifact(subject: string, artifactId: string, body: unknown, manifest: Manifest): Promise<void> {
+    await this.putOnce(this.key("manifests", subject, artifactId), manifest);
+    await this.putOnce(this.key("artifacts", subject, artifactId), body);
+  }
+
+  readArtifact(subject: string, artifactId: string): Promise<unknown> {
+    return this.getJson(this.key("artifacts", subject, artifactId), artifactId);
+  }
+
+  async readManifest(subject: string, artifactId: string): Promise<Manifest> {
+    return ManifestSchema.parse(await this.getJson(this.key("manifests", subject, artifactId), artifactId));
+  }
+
+  recordArtifact(record: ArtifactRecord): Promise<void> {
+    return this.records.recordArtifact(record);
+  }
+
+  getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null> {
+    return this.records.getRecord(subject, artifactId);
+  }
+
+  listRecords(subject: string): Promise<ArtifactRecord[]> {
+    return this.records.listRecords(subject);
+  }
+
+  transition(
+    subject: string,
+    artifactId: string,
+    from: readonly ArtifactStatus[],
+    to: ArtifactStatus,
+  ): Promise<boolean> {
+    return this.records.transition(subject, artifactId, from, to);
+  }
+}

@@ -1,0 +1,35 @@
+import { CreateTableCommand, type DynamoDBClient, waitUntilTableExists } from "@aws-sdk/client-dynamodb";
+import { TABLE_KEYS } from "./dynamo-store.ts";
+
+/**
+ * Creates the memgate table as the CDK stack defines it (for local engines and tests): pk/sk
+ * strings, and the local secondary index bySequence (pk, seq) that selection and the tail query.
+ */
+export async function createMemgateTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: "PAY_PER_REQUEST",
+      AttributeDefinitions: [
+        { AttributeName: TABLE_KEYS.partition, AttributeType: "S" },
+        { AttributeName: TABLE_KEYS.sort, AttributeType: "S" },
+        { AttributeName: TABLE_KEYS.sequence, AttributeType: "N" },
+      ],
+      KeySchema: [
+        { AttributeName: TABLE_KEYS.partition, KeyType: "HASH" },
+        { AttributeName: TABLE_KEYS.sort, KeyType: "RANGE" },
+      ],
+      LocalSecondaryIndexes: [
+        {
+          IndexName: TABLE_KEYS.sequenceIndex,
+          KeySchema: [
+            { AttributeName: TABLE_KEYS.partition, KeyType: "HASH" },
+            { AttributeName: TABLE_KEYS.sequence, KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        },
+      ],
+    }),
+  );
+  await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: tableName });
+}

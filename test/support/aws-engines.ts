@@ -1,0 +1,72 @@
+import { randomUUID } from "node:crypto";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { inject } from "vitest";
+import { DynamoStore } from "../../shared/adapters/aws/dynamo-store.ts";
+import { S3ArtifactStore } from "../../shared/adapters/aws/s3-artifacts.ts";
+import { SqsSnapshotQueue } from "../../shared/adapters/aws/sqs-queue.ts";
+import { createMemgateTable } from "../../shared/adapters/aws/table.ts";
+
+const credentials = { accessKeyId: "test", secretAccessKey: "test" };
+const region = "us-east-1";
+
+/** Counts requests that leave a client: a publish must be one DynamoDB request, a snapshot one. */
+export interface RequestCounter {
+  count: number;
+  operations: string[];
+}
+
+export function dynamoClient(counter?: RequestCounter): DynamoDBClient {
+  const client = new DynamoDBClient({ endpoint: inject("dynamoEndpoint"), region, credentials });
+  if (counter)
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        counter.count++;
+        counter.operations.push(String(context.commandName));
+        return next(args);
+      },
+      { step: "finalizeRequest", name: "memgateRequestCounter" },
+    );
+  return client;
+}
+
+/**
+ * A fresh set of AWS resources on the local engines for one test file: its own table, bucket and
+ * FIFO queue (with a DLQ and redrive), named with a random suffix so files never collide.
+ */
+export async function openAwsStores(counter?: RequestCounter) {
+  const suffix = randomUUID().slice(0, 8);
+  const dynamo = dynamoClient(counter);
+  const s3 = new S3Client({ endpoint: inject("motoEndpoint"), region, credentials, forcePathStyle: true });
+  const sqs = new SQSClient({ endpoint: inject("motoEndpoint"), region, credentials });
+  const tableName = `memgate-${suffix}`;
+  const bucket = `memgate-${suffix}`;
+  await createMemgateTable(dynamo, tableName);
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const dlq = await sqs.send(
+    new CreateQueueCommand({ QueueName: `memgate-dlq-${suffix}.fifo`, Attributes: { FifoQueue: "true" } }),
+  );
+  const dlqArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ["QueueArn"] }))
+  ).Attributes?.QueueArn;
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `memgate-${suffix}.fifo`,
+      Attributes: {
+        FifoQueue: "true",
+        VisibilityTimeout: "30",
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }),
+      },
+    }),
+  );
+  const store = new DynamoStore(dynamo, tableName);
+  return {
+    store,
+    artifacts: new S3ArtifactStore(s3, bucket, store),
+    queue: new SqsSnapshotQueue(sqs, queue.QueueUrl as string, 0),
+    queueUrl: queue.QueueUrl as string,
+    dlqUrl: dlq.QueueUrl as string,
+    clients: { dynamo, s3, sqs },
+  };
+}
