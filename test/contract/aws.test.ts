@@ -1,12 +1,16 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MemoryEvent } from "../../shared/domain/schemas.ts";
-import { openAwsStores, type RequestCounter } from "../support/aws-engines.ts";
+import { openAwsStores, type RequestCounter } from "../support/aws-stores.ts";
 import { candidateRecord, describeStoreContract, type StoreUnderTest } from "./store-contract.ts";
 
 let stores: Awaited<ReturnType<typeof openAwsStores>>;
 const counter: RequestCounter = { count: 0, operations: [] };
 beforeAll(async () => {
-  stores = await openAwsStores(counter);
+  stores = await openAwsStores(
+    { dynamoEndpoint: inject("dynamoEndpoint"), motoEndpoint: inject("motoEndpoint") },
+    counter,
+  );
 });
 
 describeStoreContract(
@@ -41,5 +45,27 @@ describe("AWS request counts", () => {
       newCoversThrough: 1,
     });
     expect(counter.operations).toEqual(["TransactWriteItemsCommand"]);
+  });
+});
+
+describe("AWS queue redrive", () => {
+  it("moves a snapshot that keeps failing to the dead-letter queue after three receives", async () => {
+    const { sqs } = stores.clients;
+    await stores.queue.send({ subject: "user-poison", highWater: 1, inputEpoch: 0, expectedAlias: null });
+    for (let receive = 0; receive < 3; receive++) {
+      const { Messages } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: stores.queueUrl, VisibilityTimeout: 0, WaitTimeSeconds: 1 }),
+      );
+      expect(Messages).toHaveLength(1);
+    }
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stores.queueUrl, VisibilityTimeout: 0, WaitTimeSeconds: 1 }),
+    );
+    expect(Messages ?? []).toHaveLength(0);
+    const dead = await sqs.send(new ReceiveMessageCommand({ QueueUrl: stores.dlqUrl, WaitTimeSeconds: 1 }));
+    expect(JSON.parse(dead.Messages?.[0]?.Body ?? "{}")).toMatchObject({
+      subject: "user-poison",
+      highWater: 1,
+    });
   });
 });

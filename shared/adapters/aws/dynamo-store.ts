@@ -171,30 +171,20 @@ export class DynamoStore implements EventLog, AliasPort {
   }
 
   async append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    // Refuse the whole batch before writing any chunk: conflicting re-sends and bad links.
-    const clock = await this.readClock(subject);
-    try {
-      await planAppend(events, {
-        clock,
-        policy: clock.policy,
-        loadEvents: (ids) => this.loadEvents(subject, ids),
-        loadIndex: async () => [],
-      });
-    } catch (error) {
-      throw translatePlanError(subject, error);
-    }
     const chunks = chunkForTransactions(events);
+    const known = chunks.length > 1 ? await this.refuseBadBatch(subject, events) : null;
     const appended: string[] = [];
     const duplicates: string[] = [];
-    let last: Clock = clock;
+    let last: Clock | null = null;
     let epochMoved = false;
     for (const chunk of chunks) {
-      const plan = await this.appendChunk(subject, chunk);
+      const plan = await this.appendChunk(subject, chunk, known);
       appended.push(...plan.newEvents.map((entry) => entry.event.eventId));
       duplicates.push(...plan.duplicates);
       epochMoved ||= plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch;
       last = plan.clockAfter;
     }
+    last ??= await this.readClock(subject);
     return {
       appended,
       duplicates,
@@ -205,17 +195,87 @@ export class DynamoStore implements EventLog, AliasPort {
     };
   }
 
+  /**
+   * A batch written in several chunks is checked whole first (conflicting re-sends, bad links), so
+   * that a refused batch writes nothing; a one-chunk batch gets the same check inside its plan. What
+   * the check read is kept for the chunks: valid while the clock shows no other writer in between.
+   */
+  private async refuseBadBatch(subject: string, events: readonly MemoryEvent[]): Promise<KnownState> {
+    const clock = await this.readClock(subject);
+    const known: KnownState = { clock, events: new Map(), index: new Map() };
+    const keyScopes = new Map<string, { key: string; scope: string }>();
+    for (const event of events)
+      for (const a of event.assertions ?? []) keyScopes.set(indexSk(a.key, a.scope), a);
+    for (const entry of await this.loadIndex(subject, [...keyScopes.values()]))
+      known.index.set(indexSk(entry.key, entry.scope), entry);
+    for (const id of keyScopes.keys()) if (!known.index.has(id)) known.index.set(id, null);
+    try {
+      await planAppend(events, {
+        clock,
+        policy: clock.policy,
+        loadEvents: (ids) => this.loadEventsThrough(subject, ids, known),
+        loadIndex: async () => [],
+      });
+    } catch (error) {
+      throw translatePlanError(subject, error);
+    }
+    return known;
+  }
+
+  /** Loads events, answering from `known` what it holds (present or known absent). */
+  private async loadEventsThrough(
+    subject: string,
+    ids: readonly string[],
+    known: KnownState | null,
+  ): Promise<Map<string, StoredEvent>> {
+    if (!known) return this.loadEvents(subject, ids);
+    const missing = ids.filter((id) => !known.events.has(id));
+    const loaded =
+      missing.length > 0 ? await this.loadEvents(subject, missing) : new Map<string, StoredEvent>();
+    for (const id of missing) known.events.set(id, loaded.get(id) ?? null);
+    const found = new Map<string, StoredEvent>();
+    for (const id of ids) {
+      const record = known.events.get(id);
+      if (record) found.set(id, record);
+    }
+    return found;
+  }
+
+  private async loadIndexThrough(
+    subject: string,
+    keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+    known: KnownState | null,
+  ): Promise<ConflictIndexEntry[]> {
+    if (!known) return this.loadIndex(subject, keyScopes);
+    const missing = keyScopes.filter(({ key, scope }) => !known.index.has(indexSk(key, scope)));
+    for (const entry of await this.loadIndex(subject, missing))
+      known.index.set(indexSk(entry.key, entry.scope), entry);
+    for (const { key, scope } of missing)
+      if (!known.index.has(indexSk(key, scope))) known.index.set(indexSk(key, scope), null);
+    return keyScopes
+      .map(({ key, scope }) => known.index.get(indexSk(key, scope)))
+      .filter((entry) => entry != null);
+  }
+
   /** Plans and writes one chunk atomically, fenced on the clock; plans again if another append won. */
-  private async appendChunk(subject: string, chunk: readonly MemoryEvent[]): Promise<AppendPlan> {
+  private async appendChunk(
+    subject: string,
+    chunk: readonly MemoryEvent[],
+    knownBefore: KnownState | null,
+  ): Promise<AppendPlan> {
+    let known = knownBefore;
     for (let attempt = 1; ; attempt++) {
       const clock = await this.readClock(subject);
+      // What earlier reads learnt holds only if no other writer appended since.
+      if (known && (known.clock.highWater !== clock.highWater || known.clock.inputEpoch !== clock.inputEpoch))
+        known = null;
       let plan: AppendPlan;
       try {
         plan = await planAppend(chunk, {
           clock,
           policy: clock.policy,
-          loadEvents: (ids) => this.loadEvents(subject, ids),
-          loadIndex: (keyScopes) => this.loadIndex(subject, keyScopes),
+          loadEvents: (ids) => this.loadEventsThrough(subject, ids, known),
+          loadIndex: (keyScopes) => this.loadIndexThrough(subject, keyScopes, known),
         });
       } catch (error) {
         throw translatePlanError(subject, error);
@@ -225,6 +285,7 @@ export class DynamoStore implements EventLog, AliasPort {
         await this.doc.send(
           new TransactWriteCommand({ TransactItems: this.appendItems(subject, plan, clock.policy) }),
         );
+        if (known) learnFromPlan(known, plan);
         return plan;
       } catch (error) {
         if (!(error instanceof TransactionCanceledException) || attempt >= APPEND_ATTEMPTS) {
@@ -234,6 +295,7 @@ export class DynamoStore implements EventLog, AliasPort {
             });
           throw error;
         }
+        known = null;
         await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
       }
     }
@@ -572,6 +634,31 @@ export class DynamoStore implements EventLog, AliasPort {
   }
 }
 
+/** What an append has read and written, valid while the clock stays where it left it. */
+interface KnownState {
+  clock: Clock;
+  /** Event id → its stored record, or null when known not to be stored. */
+  events: Map<string, StoredEvent | null>;
+  /** Index sort key → its entry, or null when known to be absent. */
+  index: Map<string, ConflictIndexEntry | null>;
+}
+
+function learnFromPlan(known: KnownState, plan: AppendPlan): void {
+  known.clock = plan.clockAfter;
+  for (const { event, hash } of plan.newEvents)
+    known.events.set(event.eventId, {
+      event,
+      hash,
+      actors: [...(plan.actorsAdded.get(event.eventId) ?? [])],
+    });
+  for (const [target, actors] of plan.actorsAdded) {
+    const record = known.events.get(target);
+    if (record && !plan.newEvents.some((entry) => entry.event.eventId === target))
+      record.actors = [...record.actors, ...actors];
+  }
+  for (const entry of plan.index) known.index.set(indexSk(entry.key, entry.scope), entry);
+}
+
 function clockOf(item: Record<string, unknown> | undefined): Clock & { policy: TrustPolicy } {
   if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY };
   const clock = ClockItem.parse(item);
@@ -635,7 +722,7 @@ export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEven
 }
 
 /** Maps a cancelled switch transaction to the condition that failed (in TransactItems order). */
-function publishRefusal(error: unknown, request: PublishRequest): unknown {
+export function publishRefusal(error: unknown, request: PublishRequest): unknown {
   if (!(error instanceof TransactionCanceledException)) return error;
   const reasons = error.CancellationReasons ?? [];
   const code = (index: number) => reasons[index]?.Code;

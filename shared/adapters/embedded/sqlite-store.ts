@@ -132,9 +132,22 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
     mkdirSync(home, { recursive: true });
     this.db = new Database(join(home, "memgate.sqlite"));
     this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
+    // FULL: an append or publish acknowledged to a caller survives a power loss, not only a crash.
+    this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 30000");
     this.db.exec(SCHEMA);
+  }
+
+  /** Prepared statements, compiled once per connection. */
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   close(): void {
@@ -160,9 +173,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   }
 
   private readClock(subject: string): Clock & { policy: TrustPolicy } {
-    const row = this.db
-      .prepare("SELECT high_water, input_epoch, policy FROM clock WHERE subject = ?")
-      .get(subject) as { high_water: number; input_epoch: number; policy: string | null } | undefined;
+    const row = this.statement("SELECT high_water, input_epoch, policy FROM clock WHERE subject = ?").get(
+      subject,
+    ) as { high_water: number; input_epoch: number; policy: string | null } | undefined;
     return {
       highWater: row?.high_water ?? 0,
       inputEpoch: row?.input_epoch ?? 0,
@@ -171,9 +184,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   }
 
   private readAliasRow(subject: string): AliasState | null {
-    const row = this.db
-      .prepare("SELECT artifact_id, source_epoch, covers_through FROM alias WHERE subject = ?")
-      .get(subject) as { artifact_id: string; source_epoch: number; covers_through: number } | undefined;
+    const row = this.statement(
+      "SELECT artifact_id, source_epoch, covers_through FROM alias WHERE subject = ?",
+    ).get(subject) as { artifact_id: string; source_epoch: number; covers_through: number } | undefined;
     return row
       ? { artifactId: row.artifact_id, sourceEpoch: row.source_epoch, coversThrough: row.covers_through }
       : null;
@@ -181,10 +194,10 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
 
   private loadEvents(subject: string, ids: readonly string[]): Map<string, StoredEvent> {
     const found = new Map<string, StoredEvent>();
-    const byId = this.db.prepare(
+    const byId = this.statement(
       "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND event_id = ?",
     );
-    const actors = this.db.prepare("SELECT actor_id FROM event_actors WHERE subject = ? AND target_id = ?");
+    const actors = this.statement("SELECT actor_id FROM event_actors WHERE subject = ? AND target_id = ?");
     for (const id of ids) {
       const row = byId.get(subject, id) as EventRow | undefined;
       if (!row) continue;
@@ -201,7 +214,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
     subject: string,
     keyScopes: ReadonlyArray<{ key: string; scope: string }>,
   ): ConflictIndexEntry[] {
-    const select = this.db.prepare(
+    const select = this.statement(
       "SELECT positions FROM conflict_index WHERE subject = ? AND key = ? AND scope = ?",
     );
     const entries: ConflictIndexEntry[] = [];
@@ -239,19 +252,19 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   }
 
   private applyPlan(subject: string, plan: AppendPlan, policy: TrustPolicy): void {
-    const insertEvent = this.db.prepare(
+    const insertEvent = this.statement(
       "INSERT INTO events (subject, event_id, sequence, hash, body) VALUES (?, ?, ?, ?, ?)",
     );
     for (const { event, hash } of plan.newEvents) {
       const { sequence, ...content } = event;
       insertEvent.run(subject, event.eventId, sequence, hash, JSON.stringify(content));
     }
-    const insertActor = this.db.prepare(
+    const insertActor = this.statement(
       "INSERT OR IGNORE INTO event_actors (subject, target_id, actor_id) VALUES (?, ?, ?)",
     );
     for (const [target, actors] of plan.actorsAdded)
       for (const actor of actors) insertActor.run(subject, target, actor);
-    const upsertIndex = this.db.prepare(
+    const upsertIndex = this.statement(
       "INSERT INTO conflict_index (subject, key, scope, positions) VALUES (?, ?, ?, ?) ON CONFLICT (subject, key, scope) DO UPDATE SET positions = excluded.positions",
     );
     for (const entry of plan.index)
@@ -260,11 +273,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   }
 
   private writeClock(subject: string, clock: Clock, policy: TrustPolicy): void {
-    this.db
-      .prepare(
-        "INSERT INTO clock (subject, high_water, input_epoch, policy) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
-      )
-      .run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy));
+    this.statement(
+      "INSERT INTO clock (subject, high_water, input_epoch, policy) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
+    ).run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy));
   }
 
   async snapshot(subject: string): Promise<Snapshot> {
@@ -289,20 +300,16 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   }
 
   async eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
-    const rows = this.db
-      .prepare(
-        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence <= ? ORDER BY sequence",
-      )
-      .all(subject, highWater) as EventRow[];
+    const rows = this.statement(
+      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence <= ? ORDER BY sequence",
+    ).all(subject, highWater) as EventRow[];
     return rows.map(parseStoredEvent);
   }
 
   async eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
-    const rows = this.db
-      .prepare(
-        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence",
-      )
-      .all(subject, after) as EventRow[];
+    const rows = this.statement(
+      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence",
+    ).all(subject, after) as EventRow[];
     return rows.map(parseStoredEvent);
   }
 
@@ -350,28 +357,22 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
           "coverage-decrease",
           `coverage would go from ${alias.coversThrough} back to ${request.newCoversThrough}`,
         );
-      const moved = this.db
-        .prepare(
-          "UPDATE artifacts SET status = 'PUBLISHED' WHERE subject = ? AND artifact_id = ? AND status IN ('CANDIDATE', 'SHADOW') AND stale = 0",
-        )
-        .run(subject, artifactId);
+      const moved = this.statement(
+        "UPDATE artifacts SET status = 'PUBLISHED' WHERE subject = ? AND artifact_id = ? AND status IN ('CANDIDATE', 'SHADOW') AND stale = 0",
+      ).run(subject, artifactId);
       if (moved.changes !== 1)
         throw new PublishRefusedError(
           "artifact-not-publishable",
           `${artifactId} is not a CANDIDATE or SHADOW artifact of ${subject}`,
         );
       if (alias !== null)
-        this.db
-          .prepare(
-            "UPDATE artifacts SET status = 'SUPERSEDED' WHERE subject = ? AND artifact_id = ? AND status = 'PUBLISHED'",
-          )
-          .run(subject, alias.artifactId);
+        this.statement(
+          "UPDATE artifacts SET status = 'SUPERSEDED' WHERE subject = ? AND artifact_id = ? AND status = 'PUBLISHED'",
+        ).run(subject, alias.artifactId);
       const next = { artifactId, sourceEpoch: request.inputEpoch, coversThrough: request.newCoversThrough };
-      this.db
-        .prepare(
-          "INSERT INTO alias (subject, artifact_id, source_epoch, covers_through) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET artifact_id = excluded.artifact_id, source_epoch = excluded.source_epoch, covers_through = excluded.covers_through",
-        )
-        .run(subject, next.artifactId, next.sourceEpoch, next.coversThrough);
+      this.statement(
+        "INSERT INTO alias (subject, artifact_id, source_epoch, covers_through) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET artifact_id = excluded.artifact_id, source_epoch = excluded.source_epoch, covers_through = excluded.covers_through",
+      ).run(subject, next.artifactId, next.sourceEpoch, next.coversThrough);
       return next;
     });
   }
@@ -424,21 +425,19 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   async recordArtifact(record: ArtifactRecord): Promise<void> {
     await this.exclusive(() => {
       try {
-        this.db
-          .prepare(
-            "INSERT INTO artifacts (subject, artifact_id, status, covers_through, input_epoch, parent_artifact_id, input_root, gate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          )
-          .run(
-            record.subject,
-            record.artifactId,
-            record.status,
-            record.coversThrough,
-            record.inputEpoch,
-            record.parentArtifactId,
-            record.inputRoot,
-            JSON.stringify(record.gate),
-            record.createdAt,
-          );
+        this.statement(
+          "INSERT INTO artifacts (subject, artifact_id, status, covers_through, input_epoch, parent_artifact_id, input_root, gate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ).run(
+          record.subject,
+          record.artifactId,
+          record.status,
+          record.coversThrough,
+          record.inputEpoch,
+          record.parentArtifactId,
+          record.inputRoot,
+          JSON.stringify(record.gate),
+          record.createdAt,
+        );
       } catch (error) {
         if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY")
           throw new AlreadyWrittenError(`artifact record ${record.artifactId}`, { cause: error });
@@ -448,16 +447,17 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
   }
 
   async getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null> {
-    const row = this.db
-      .prepare("SELECT * FROM artifacts WHERE subject = ? AND artifact_id = ?")
-      .get(subject, artifactId) as ArtifactRow | undefined;
+    const row = this.statement("SELECT * FROM artifacts WHERE subject = ? AND artifact_id = ?").get(
+      subject,
+      artifactId,
+    ) as ArtifactRow | undefined;
     return row ? toRecord(row) : null;
   }
 
   async listRecords(subject: string): Promise<ArtifactRecord[]> {
-    const rows = this.db
-      .prepare("SELECT * FROM artifacts WHERE subject = ? ORDER BY created_at, artifact_id")
-      .all(subject) as ArtifactRow[];
+    const rows = this.statement(
+      "SELECT * FROM artifacts WHERE subject = ? ORDER BY created_at, artifact_id",
+    ).all(subject) as ArtifactRow[];
     return rows.map(toRecord);
   }
 
@@ -468,19 +468,22 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
     to: ArtifactStatus,
   ): Promise<boolean> {
     return this.exclusive(() => {
-      const current = this.db
-        .prepare("SELECT status, stale FROM artifacts WHERE subject = ? AND artifact_id = ?")
-        .get(subject, artifactId) as { status: ArtifactStatus; stale: number } | undefined;
+      const current = this.statement(
+        "SELECT status, stale FROM artifacts WHERE subject = ? AND artifact_id = ?",
+      ).get(subject, artifactId) as { status: ArtifactStatus; stale: number } | undefined;
       if (!current || !from.includes(current.stale ? "STALE" : current.status)) return false;
       // STALE is a mark beside the lifecycle status, so marking a summary stale never races its supersession.
       if (to === "STALE")
-        this.db
-          .prepare("UPDATE artifacts SET stale = 1 WHERE subject = ? AND artifact_id = ?")
-          .run(subject, artifactId);
+        this.statement("UPDATE artifacts SET stale = 1 WHERE subject = ? AND artifact_id = ?").run(
+          subject,
+          artifactId,
+        );
       else
-        this.db
-          .prepare("UPDATE artifacts SET status = ? WHERE subject = ? AND artifact_id = ?")
-          .run(to, subject, artifactId);
+        this.statement("UPDATE artifacts SET status = ? WHERE subject = ? AND artifact_id = ?").run(
+          to,
+          subject,
+          artifactId,
+        );
       return true;
     });
   }

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { inject } from "vitest";
 import { DynamoStore } from "../../shared/adapters/aws/dynamo-store.ts";
 import { S3ArtifactStore } from "../../shared/adapters/aws/s3-artifacts.ts";
 import { SqsSnapshotQueue } from "../../shared/adapters/aws/sqs-queue.ts";
@@ -17,8 +16,13 @@ export interface RequestCounter {
   operations: string[];
 }
 
-export function dynamoClient(counter?: RequestCounter): DynamoDBClient {
-  const client = new DynamoDBClient({ endpoint: inject("dynamoEndpoint"), region, credentials });
+export interface Endpoints {
+  dynamoEndpoint: string;
+  motoEndpoint: string;
+}
+
+export function dynamoClient(endpoints: Endpoints, counter?: RequestCounter): DynamoDBClient {
+  const client = new DynamoDBClient({ endpoint: endpoints.dynamoEndpoint, region, credentials });
   if (counter)
     client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -35,11 +39,11 @@ export function dynamoClient(counter?: RequestCounter): DynamoDBClient {
  * A fresh set of AWS resources on the local engines for one test file: its own table, bucket and
  * FIFO queue (with a DLQ and redrive), named with a random suffix so files never collide.
  */
-export async function openAwsStores(counter?: RequestCounter) {
+export async function openAwsStores(endpoints: Endpoints, counter?: RequestCounter) {
   const suffix = randomUUID().slice(0, 8);
-  const dynamo = dynamoClient(counter);
-  const s3 = new S3Client({ endpoint: inject("motoEndpoint"), region, credentials, forcePathStyle: true });
-  const sqs = new SQSClient({ endpoint: inject("motoEndpoint"), region, credentials });
+  const dynamo = dynamoClient(endpoints, counter);
+  const s3 = new S3Client({ endpoint: endpoints.motoEndpoint, region, credentials, forcePathStyle: true });
+  const sqs = new SQSClient({ endpoint: endpoints.motoEndpoint, region, credentials });
   const tableName = `memgate-${suffix}`;
   const bucket = `memgate-${suffix}`;
   await createMemgateTable(dynamo, tableName);
