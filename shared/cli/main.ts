@@ -4,14 +4,32 @@ import { demoCommand } from "./demo-command.ts";
 import { GATE_USAGE, gateCommand } from "./gate-command.ts";
 import type { Io } from "./output.ts";
 import { EXIT, processIo, UsageError } from "./output.ts";
+import { STORE_COMMANDS } from "./store-commands.ts";
 
 const USAGE = `memgate: consolidates agent memory into summaries that cannot silently change meaning
 
 Usage: memgate <command> [options]
 
 Commands:
-  gate      check a candidate summary against its events, offline (no store)
-  demo      run the bundled example: an honest summary passes, a bent one is refused
+  gate         check a candidate summary against its events, offline (no store)
+  append       append memory events (JSON Lines) to a subject
+  revoke       revoke an event: summaries that used it go STALE, recall falls back to raw
+  clock        the subject's highWater, inputEpoch and alias
+  snapshot     the snapshot message (clock and alias in one read) [--through H]
+  generate     make a candidate summary from a snapshot and gate it (not readable yet)
+  publish      the switch: publish a candidate through the alias compare-and-set
+  run          generate + publish (the worker)
+  consolidate  snapshot + run
+  recall       the summary and its tail, or the raw valid events and why
+  artifacts    every artifact of a subject with its status
+  lineage      an artifact's derivation graph (--format prov-json|dot)
+  review       SHADOW artifacts beside the current summary, with a must-preserve checklist
+  approve      publish a reviewed SHADOW artifact
+  recover      rebuild from the current valid inputs and roll forward through the CAS
+  settings     the store's publish mode (live|shadow) and recall bypass (on|off)
+  demo         the embedded walk-through (what npm start runs)
+
+Store commands take --home DIR (default $MEMGATE_HOME or ./.memgate) or --store aws.
 
 Run "memgate <command> --help" for a command's options. Every command takes --json.
 Exit codes: 0 ok, 1 gate rejected, 2 bad usage or input, 4 publish refused, 5 generation failed.`;
@@ -23,6 +41,7 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  ...STORE_COMMANDS,
   gate: {
     usage: GATE_USAGE,
     options: {

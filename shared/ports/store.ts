@@ -133,3 +133,18 @@ export interface SnapshotQueue {
 export function snapshotDedupId(snapshot: Snapshot): string {
   return `${snapshot.subject}:${snapshot.highWater}:${snapshot.inputEpoch}`;
 }
+
+/** Per-tenant switches (embedded: per store): where a gate-passed artifact goes, and recall bypass. */
+export interface TenantSettings {
+  /** live: publish through the CAS; shadow: record as SHADOW and wait for review. */
+  publishMode: "live" | "shadow";
+  /** When on, recall serves raw events only (the operator's bypass during an incident). */
+  recallBypass: boolean;
+}
+
+export const DEFAULT_SETTINGS: TenantSettings = { publishMode: "live", recallBypass: false };
+
+export interface SettingsPort {
+  settings(): Promise<TenantSettings>;
+  updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings>;
+}

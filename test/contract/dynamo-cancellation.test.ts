@@ -5,10 +5,7 @@ import { PublishRefusedError, StoreContentionError } from "../../shared/ports/er
 
 // No local engine produces TransactionConflict, so the mapping of DynamoDB's cancellation reasons
 // (in TransactItems order: clock check, alias, artifact, parent) is checked on the answer's shape.
-const cancelled = (
-  codes: string[],
-  items: Array<Record<string, AttributeValue> | undefined> = [],
-) =>
+const cancelled = (codes: string[], items: Array<Record<string, AttributeValue> | undefined> = []) =>
   new TransactionCanceledException({
     message: "cancelled",
     $metadata: {},

@@ -37,7 +37,10 @@ import type {
   Clock,
   EventLog,
   PublishRequest,
+  SettingsPort,
+  TenantSettings,
 } from "../../ports/store.ts";
+import { DEFAULT_SETTINGS } from "../../ports/store.ts";
 
 /**
  * The DynamoDB adapter: one table per tenant, pk = `S#<subject>`.
@@ -70,6 +73,10 @@ const indexSk = (key: string, scope: string) =>
   `K#${createHash("sha256")
     .update(JSON.stringify([key, scope]))
     .digest("hex")}`;
+
+/** The tenant's switches: one item, outside every subject's partition. */
+const SETTINGS_KEY = { pk: "TENANT", sk: "SETTINGS" };
+const SettingsItem = z.object({ publishMode: z.enum(["live", "shadow"]), recallBypass: z.boolean() });
 
 const ClockItem = z.object({
   highWater: z.number().int().nonnegative(),
@@ -106,7 +113,7 @@ const ArtifactItem = z.object({
   createdAt: z.string(),
 });
 
-export class DynamoStore implements EventLog, AliasPort {
+export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   readonly doc: DynamoDBDocumentClient;
 
   constructor(
@@ -585,6 +592,19 @@ export class DynamoStore implements EventLog, AliasPort {
     return records.sort((a, b) =>
       a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.artifactId < b.artifactId ? -1 : 1,
     );
+  }
+
+  async settings(): Promise<TenantSettings> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: SETTINGS_KEY, ConsistentRead: true }),
+    );
+    return Item ? SettingsItem.parse(Item) : DEFAULT_SETTINGS;
+  }
+
+  async updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
+    const next = { ...(await this.settings()), ...patch };
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...SETTINGS_KEY, ...next } }));
+    return next;
   }
 
   async transition(

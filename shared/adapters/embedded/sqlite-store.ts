@@ -29,7 +29,10 @@ import type {
   Clock,
   EventLog,
   PublishRequest,
+  SettingsPort,
+  TenantSettings,
 } from "../../ports/store.ts";
+import { DEFAULT_SETTINGS } from "../../ports/store.ts";
 
 /**
  * The embedded store: one SQLite file (WAL) for events, clock, conflict index, alias and artifact
@@ -91,6 +94,10 @@ CREATE TABLE IF NOT EXISTS artifacts (
   created_at TEXT NOT NULL,
   PRIMARY KEY (subject, artifact_id)
 );
+CREATE TABLE IF NOT EXISTS settings (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  value TEXT NOT NULL
+);
 CREATE TRIGGER IF NOT EXISTS artifacts_never_deleted BEFORE DELETE ON artifacts
   BEGIN SELECT RAISE(ABORT, 'artifact records are never deleted'); END;
 `;
@@ -123,7 +130,7 @@ function safeName(id: string): string {
   }).join("");
 }
 
-export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
+export class SqliteStore implements EventLog, AliasPort, ArtifactStore, SettingsPort {
   private readonly db: Database.Database;
   /** Serialises this process's operations: each runs in one SQLite transaction on one connection. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -485,6 +492,25 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore {
           artifactId,
         );
       return true;
+    });
+  }
+
+  async settings(): Promise<TenantSettings> {
+    const row = this.statement("SELECT value FROM settings WHERE id = 1").get() as
+      | { value: string }
+      | undefined;
+    return row
+      ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.value) as Partial<TenantSettings>) }
+      : DEFAULT_SETTINGS;
+  }
+
+  async updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
+    return this.exclusive(async () => {
+      const next = { ...(await this.settings()), ...patch };
+      this.statement(
+        "INSERT INTO settings (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value",
+      ).run(JSON.stringify(next));
+      return next;
     });
   }
 }

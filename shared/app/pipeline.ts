@@ -1,0 +1,452 @@
+import { buildGateContext, type GateContext, type GateReport, gateCandidateText } from "../domain/gate.ts";
+import { inputRefs, inputRoot } from "../domain/hashing.ts";
+import type {
+  ConsolidationOutput,
+  Manifest,
+  MemoryEvent,
+  SequencedEvent,
+  Snapshot,
+} from "../domain/schemas.ts";
+import {
+  ConsolidationOutput as ConsolidationOutputSchema,
+  MemoryEvent as MemoryEventSchema,
+} from "../domain/schemas.ts";
+import { checkEventLog, SELECTOR_VERSION, selectInputs } from "../domain/selector.ts";
+import { NotFoundError, PublishRefusedError } from "../ports/errors.ts";
+import type {
+  AliasPort,
+  AliasState,
+  AppendResult,
+  ArtifactRecord,
+  ArtifactStore,
+  EventLog,
+  SettingsPort,
+  SnapshotQueue,
+} from "../ports/store.ts";
+import type { Failpoints } from "./failpoints.ts";
+import { GenerationFailedError, type ModelPort, type Prompt } from "./model.ts";
+
+/**
+ * The consolidation lifecycle as use cases: append, snapshot, generate, publish, recall,
+ * invalidate. The CLI, the local server and the Lambdas call exactly these; each gets its
+ * dependencies passed in (stores, model, prompt, clock, ids, failpoints), never from globals.
+ */
+export interface Deps {
+  events: EventLog;
+  alias: AliasPort;
+  artifacts: ArtifactStore;
+  queue: SnapshotQueue;
+  settings: SettingsPort;
+  model: ModelPort;
+  prompt: Prompt;
+  now: () => Date;
+  newId: () => string;
+  failpoints: Failpoints;
+  generationTimeoutMs: number;
+  /** Token budget for summaries; none when absent. */
+  budget?: number;
+  progress: (line: string) => void;
+}
+
+/** The selected inputs of a snapshot and the gate's index over them. */
+export interface SnapshotInputs {
+  events: SequencedEvent[];
+  context: GateContext;
+}
+
+export async function readInputs(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  highWater: number,
+): Promise<SnapshotInputs> {
+  const [events, policy] = await Promise.all([
+    deps.events.eventsThrough(subject, highWater),
+    deps.events.trustPolicy(subject),
+  ]);
+  const selection = selectInputs(checkEventLog(events), highWater, policy);
+  return { events, context: buildGateContext(selection, events.length) };
+}
+
+// ---------------------------------------------------------------- append and invalidation
+
+export interface AppendOutcome extends AppendResult {
+  /** Artifacts marked STALE because an input they used stopped being valid. */
+  staled: string[];
+  rebuildRequested: boolean;
+}
+
+/**
+ * Appends events; when the epoch moved, marks every artifact whose inputs lost validity STALE and
+ * requests a rebuild. Recall stopped serving the old summary already, in the append's transaction
+ * (alias epoch != clock epoch): marking is for audit and the artifact listing, not for safety.
+ */
+export async function appendEvents(
+  deps: Deps,
+  subject: string,
+  batch: readonly unknown[],
+): Promise<AppendOutcome> {
+  const events: MemoryEvent[] = batch.map((raw) => MemoryEventSchema.parse(raw));
+  const result = await deps.events.append(subject, events);
+  if (!result.epochMoved) return { ...result, staled: [], rebuildRequested: false };
+  return { ...result, ...(await invalidate(deps, subject)) };
+}
+
+/** Marks STALE every live artifact that used an input which is no longer valid; requests a rebuild. */
+export async function invalidate(
+  deps: Deps,
+  subject: string,
+): Promise<{ staled: string[]; rebuildRequested: boolean }> {
+  const snapshot = await deps.events.snapshot(subject);
+  const { context } = await readInputs(deps, subject, snapshot.highWater);
+  const staled: string[] = [];
+  for (const record of await deps.artifacts.listRecords(subject)) {
+    if (!["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
+    // The input list lives in the manifest: one read per live artifact, never an item per input.
+    const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
+    const lost = manifest.inputIds.filter((id) => !context.selection.validIds.has(id));
+    if (lost.length === 0) continue;
+    if (
+      await deps.artifacts.transition(
+        subject,
+        record.artifactId,
+        ["PUBLISHED", "CANDIDATE", "SHADOW"],
+        "STALE",
+      )
+    ) {
+      staled.push(record.artifactId);
+      deps.progress(
+        `${record.artifactId} is STALE: ${lost.slice(0, 5).join(", ")}${lost.length > 5 ? " ..." : ""} no longer valid`,
+      );
+    }
+  }
+  await deps.queue.send(snapshot);
+  return { staled, rebuildRequested: true };
+}
+
+export async function revokeEvent(
+  deps: Deps,
+  subject: string,
+  eventId: string,
+  reason?: string,
+): Promise<AppendOutcome> {
+  return appendEvents(deps, subject, [
+    {
+      eventId: `rev-${deps.newId()}`,
+      kind: "revocation",
+      revokes: [eventId],
+      ...(reason ? { text: reason } : {}),
+    },
+  ]);
+}
+
+// ---------------------------------------------------------------- snapshot
+
+/** The queue message: clock and alias from one consistent read, optionally capped at `through`. */
+export async function takeSnapshot(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  through?: number,
+): Promise<Snapshot> {
+  const snapshot = await deps.events.snapshot(subject);
+  if (through === undefined || through >= snapshot.highWater) return snapshot;
+  if (snapshot.expectedAlias && through < snapshot.expectedAlias.coversThrough)
+    throw new PublishRefusedError(
+      "coverage-decrease",
+      `--through ${through} is below the alias's coverage ${snapshot.expectedAlias.coversThrough}; coverage never goes back`,
+    );
+  return { ...snapshot, highWater: through };
+}
+
+// ---------------------------------------------------------------- generate
+
+export type GenerateOutcome =
+  | { status: "dropped"; reason: string }
+  | { status: "CANDIDATE" | "REJECTED"; artifactId: string; manifest: Manifest; gate: GateReport };
+
+/** A fresh artifact id: the subject and coverage are readable in it, the suffix makes it new. */
+export function newArtifactId(subject: string, highWater: number, suffix: string): string {
+  return `summary:${subject}:${String(highWater).padStart(6, "0")}:${suffix}`;
+}
+
+/** The subject an artifact id names (`summary:<subject>:<coverage>:<suffix>`). */
+export function subjectOfArtifact(artifactId: string): string {
+  const match = /^summary:(.+):\d{6,}:[^:]+$/.exec(artifactId);
+  if (!match?.[1])
+    throw new NotFoundError(
+      `"${artifactId}" is not a memgate artifact id (summary:<subject>:<coverage>:<id>)`,
+    );
+  return match[1];
+}
+
+/**
+ * Generation: drop a snapshot whose epoch already moved (a fresher one comes); select and hash the
+ * inputs; ask the model, with a deadline; gate its answer; write artifact and manifest under a new
+ * id; record it CANDIDATE or REJECTED with the full gate report. Nothing generated is readable
+ * until it is published. Generation never reads a previous summary.
+ */
+export async function generate(deps: Deps, snapshot: Snapshot): Promise<GenerateOutcome> {
+  const current = await deps.events.snapshot(snapshot.subject);
+  if (current.inputEpoch !== snapshot.inputEpoch)
+    return {
+      status: "dropped",
+      reason: `the epoch moved from ${snapshot.inputEpoch} to ${current.inputEpoch}; a fresher snapshot supersedes this one`,
+    };
+  deps.progress(`selecting the inputs of ${snapshot.subject} through ${snapshot.highWater}`);
+  const { context } = await readInputs(deps, snapshot.subject, snapshot.highWater);
+  const refs = inputRefs(context.selection.validInputs);
+  const artifactId = newArtifactId(snapshot.subject, snapshot.highWater, deps.newId());
+  deps.progress(
+    `${refs.length} valid inputs, ${context.mustPreserve.length} must-preserve items; asking ${deps.model.name}`,
+  );
+
+  const answer = await askModel(deps, snapshot, context);
+  const report = gateCandidateText(context, answer, deps.budget === undefined ? {} : { budget: deps.budget });
+  const manifest: Manifest = {
+    artifactId,
+    subject: snapshot.subject,
+    newCoversThrough: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    expectedAlias: snapshot.expectedAlias,
+    inputIds: refs.map((ref) => ref.eventId),
+    inputs: refs,
+    inputRoot: inputRoot(refs),
+    selectorVersion: SELECTOR_VERSION,
+    promptVersion: deps.prompt.version,
+    promptHash: deps.prompt.hash,
+    modelSnapshot: deps.model.name,
+    policy: context.selection.policy,
+    createdAt: deps.now().toISOString(),
+  };
+  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, artifactBody(answer), manifest);
+  deps.failpoints.hit("after-artifact-write");
+  const status = report.verdict === "pass" ? "CANDIDATE" : "REJECTED";
+  const record: ArtifactRecord = {
+    subject: snapshot.subject,
+    artifactId,
+    status,
+    coversThrough: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    parentArtifactId: snapshot.expectedAlias?.parentArtifactId ?? null,
+    inputRoot: manifest.inputRoot,
+    gate: report,
+    createdAt: manifest.createdAt ?? deps.now().toISOString(),
+  };
+  await deps.artifacts.recordArtifact(record);
+  deps.progress(`${artifactId}: ${status} (${report.reasons.length} gate reasons)`);
+  return { status, artifactId, manifest, gate: report };
+}
+
+/** The stored body: the parsed answer when it is JSON, otherwise the raw text (kept for audit). */
+function artifactBody(answer: string): unknown {
+  try {
+    return JSON.parse(answer);
+  } catch {
+    return { unparsedModelAnswer: answer };
+  }
+}
+
+async function askModel(deps: Deps, snapshot: Snapshot, context: GateContext): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new GenerationFailedError(`${deps.model.name} did not answer within ${deps.generationTimeoutMs} ms`),
+      ),
+    deps.generationTimeoutMs,
+  );
+  try {
+    const request = {
+      snapshot,
+      context,
+      prompt: deps.prompt,
+      ...(deps.budget === undefined ? {} : { budget: deps.budget }),
+    };
+    if (deps.failpoints.action("generate") === "timeout")
+      return await new Promise<string>((_resolve, reject) =>
+        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
+      );
+    deps.failpoints.hit("generate");
+    return await deps.model.generate(request, controller.signal);
+  } catch (error) {
+    if (error instanceof GenerationFailedError) throw error;
+    throw new GenerationFailedError(
+      `${deps.model.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------- publish
+
+export type PublishOutcome =
+  | { status: "PUBLISHED"; alias: AliasState }
+  | { status: "SHADOW"; artifactId: string };
+
+/**
+ * The switch: re-check the inputs (every one still valid, its hash unchanged, the clock still at
+ * the artifact's epoch), then the single compare-and-set. A lost CAS or a moved epoch is
+ * PublishRefusedError and nothing changed; the snapshot is dead, a rebuild takes a new one.
+ * In shadow mode a passing candidate becomes SHADOW and waits for review instead.
+ */
+export async function publish(
+  deps: Deps,
+  artifactId: string,
+  options: { approve?: boolean } = {},
+): Promise<PublishOutcome> {
+  const subject = subjectOfArtifact(artifactId);
+  const record = await deps.artifacts.getRecord(subject, artifactId);
+  if (!record) throw new NotFoundError(`no artifact ${artifactId}`);
+  const allowed = options.approve ? ["SHADOW", "CANDIDATE"] : ["CANDIDATE"];
+  if (!allowed.includes(record.status))
+    throw new PublishRefusedError(
+      "artifact-not-publishable",
+      `${artifactId} is ${record.status}, not ${allowed.join(" or ")}`,
+    );
+  const manifest = await deps.artifacts.readManifest(subject, artifactId);
+  await recheckInputs(deps, manifest);
+  const settings = await deps.settings.settings();
+  if (settings.publishMode === "shadow" && !options.approve) {
+    if (!(await deps.artifacts.transition(subject, artifactId, ["CANDIDATE"], "SHADOW")))
+      throw new PublishRefusedError("artifact-not-publishable", `${artifactId} stopped being a CANDIDATE`);
+    deps.progress(`${artifactId} recorded as SHADOW; review it with memgate review ${subject}`);
+    return { status: "SHADOW", artifactId };
+  }
+  deps.failpoints.hit("before-publish");
+  const alias = await deps.alias.publishIfUnchanged({
+    subject,
+    artifactId,
+    expectedAlias: manifest.expectedAlias,
+    inputEpoch: manifest.inputEpoch,
+    newCoversThrough: manifest.newCoversThrough,
+  });
+  deps.failpoints.hit("after-publish");
+  deps.progress(
+    `${artifactId} PUBLISHED: the alias covers ${alias.coversThrough} at epoch ${alias.sourceEpoch}`,
+  );
+  return { status: "PUBLISHED", alias };
+}
+
+/** The validity re-check before the switch: same epoch, same valid inputs, same hashes. */
+async function recheckInputs(deps: Deps, manifest: Manifest): Promise<void> {
+  const snapshot = await deps.events.snapshot(manifest.subject);
+  if (snapshot.inputEpoch !== manifest.inputEpoch)
+    throw new PublishRefusedError(
+      "epoch-moved",
+      `the clock is at epoch ${snapshot.inputEpoch}, ${manifest.artifactId} was built at ${manifest.inputEpoch}`,
+    );
+  const { context } = await readInputs(deps, manifest.subject, manifest.newCoversThrough);
+  const root = inputRoot(inputRefs(context.selection.validInputs));
+  if (root !== manifest.inputRoot)
+    throw new PublishRefusedError(
+      "epoch-moved",
+      `the valid inputs of ${manifest.artifactId} changed (input root ${root} != ${manifest.inputRoot})`,
+    );
+}
+
+export type RunOutcome =
+  | GenerateOutcome
+  | { status: "PUBLISHED" | "SHADOW"; artifactId: string; alias?: AliasState; gate: GateReport };
+
+/** The worker: generate, then publish a passing candidate. */
+export async function run(deps: Deps, snapshot: Snapshot): Promise<RunOutcome> {
+  const generated = await generate(deps, snapshot);
+  if (generated.status !== "CANDIDATE") return generated;
+  const published = await publish(deps, generated.artifactId);
+  return published.status === "PUBLISHED"
+    ? { status: "PUBLISHED", artifactId: generated.artifactId, alias: published.alias, gate: generated.gate }
+    : { status: "SHADOW", artifactId: generated.artifactId, gate: generated.gate };
+}
+
+// ---------------------------------------------------------------- recall
+
+export interface Recall {
+  mode: "summary" | "raw";
+  reason: string;
+  artifactId: string | null;
+  claims: ConsolidationOutput["claims"];
+  pending: ConsolidationOutput["pending"];
+  unresolvedConflicts: ConsolidationOutput["unresolvedConflicts"];
+  summary: string | null;
+  /** Valid events after the summary's coverage (summary mode). */
+  tail: SequencedEvent[];
+  /** Every valid event (raw mode). */
+  events: SequencedEvent[];
+}
+
+/**
+ * Serves the summary plus its tail only when the alias's epoch equals the clock's, the artifact is
+ * PUBLISHED and the tenant is not in bypass; otherwise the raw valid events and why. Revoked,
+ * superseded and untrusted events are never served.
+ */
+export async function recall(
+  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  subject: string,
+): Promise<Recall> {
+  const snapshot = await deps.events.snapshot(subject);
+  const alias = snapshot.expectedAlias;
+  const settings = await deps.settings.settings();
+  const reason = settings.recallBypass
+    ? "recall bypass is on: raw events only"
+    : alias === null
+      ? "no summary published yet"
+      : alias.sourceEpoch !== snapshot.inputEpoch
+        ? `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${snapshot.inputEpoch}); raw until it is rebuilt`
+        : null;
+  if (reason === null && alias) {
+    const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
+    if (record?.status === "PUBLISHED") {
+      const body = ConsolidationOutputSchema.parse(
+        await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
+      );
+      const [tailEvents, policy] = await Promise.all([
+        deps.events.eventsAfter(subject, alias.coversThrough),
+        deps.events.trustPolicy(subject),
+      ]);
+      const tail = selectInputs(
+        tailEvents.filter((e) => e.sequence <= snapshot.highWater),
+        snapshot.highWater,
+        policy,
+      ).validInputs;
+      return {
+        mode: "summary",
+        reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${tail.length} newer events follow`,
+        artifactId: alias.parentArtifactId,
+        claims: body.claims,
+        pending: body.pending,
+        unresolvedConflicts: body.unresolvedConflicts,
+        summary: body.summary,
+        tail,
+        events: [],
+      };
+    }
+    return rawRecall(
+      deps,
+      subject,
+      snapshot.highWater,
+      `artifact ${alias.parentArtifactId} is ${record?.status ?? "missing"}, not PUBLISHED`,
+    );
+  }
+  return rawRecall(deps, subject, snapshot.highWater, reason ?? "no summary");
+}
+
+async function rawRecall(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  highWater: number,
+  reason: string,
+): Promise<Recall> {
+  const { context } = await readInputs(deps, subject, highWater);
+  return {
+    mode: "raw",
+    reason,
+    artifactId: null,
+    claims: [],
+    pending: [],
+    unresolvedConflicts: [],
+    summary: null,
+    tail: [],
+    events: context.selection.validInputs,
+  };
+}

@@ -1,0 +1,432 @@
+import { readFile } from "node:fs/promises";
+import { lineageDot, lineageProv } from "../app/lineage.ts";
+import { GenerationFailedError } from "../app/model.ts";
+import { approve, recover, review } from "../app/operations.ts";
+import type { Deps, Recall } from "../app/pipeline.ts";
+import {
+  appendEvents,
+  generate,
+  publish,
+  recall,
+  revokeEvent,
+  run,
+  subjectOfArtifact,
+  takeSnapshot,
+} from "../app/pipeline.ts";
+import { Snapshot } from "../domain/schemas.ts";
+import { EventLogError } from "../domain/selector.ts";
+import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
+import {
+  AlreadyWrittenError,
+  AppendRejectedError,
+  EventConflictError,
+  NotFoundError,
+  PublishRefusedError,
+  StoreContentionError,
+} from "../ports/errors.ts";
+import type { Io } from "./output.ts";
+import { EXIT, UsageError } from "./output.ts";
+import { openStores, pipelineDeps } from "./wiring.ts";
+
+/** Flags every store command takes. */
+export const STORE_OPTIONS = {
+  home: { type: "string" },
+  store: { type: "string" },
+  model: { type: "string" },
+  prompt: { type: "string" },
+  budget: { type: "string" },
+  "timeout-ms": { type: "string" },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+function positiveInt(value: string | boolean | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0)
+    throw new UsageError(`${flag} must be a whole number, got "${String(value)}"`);
+  return number;
+}
+
+/** Opens the stores and the use cases' dependencies, runs `work`, always closes. */
+async function withDeps<T>(values: Values, io: Io, work: (deps: Deps) => Promise<T>): Promise<T> {
+  const store = (values.store as string | undefined) ?? "embedded";
+  if (store !== "embedded" && store !== "aws")
+    throw new UsageError(`--store must be embedded or aws, got "${store}"`);
+  const stores = await openStores({ store, home: values.home as string | undefined });
+  try {
+    let deps: Deps;
+    try {
+      deps = pipelineDeps(stores, {
+        model: values.model as string | undefined,
+        prompt: values.prompt as string | undefined,
+        budget: positiveInt(values.budget, "--budget"),
+        timeoutMs: positiveInt(values["timeout-ms"], "--timeout-ms"),
+        progress: (line) => io.err(`memgate: ${line}`),
+      });
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new InputError(error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    return await work(deps);
+  } finally {
+    stores.close();
+  }
+}
+
+function need(positionals: string[], index: number, what: string): string {
+  const value = positionals[index];
+  if (value === undefined || value === "") throw new UsageError(`${what} is required`);
+  return value;
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return path === "-" ? await readStdin() : await readFile(path, "utf8");
+  } catch (error) {
+    throw new InputError(
+      `cannot read ${what} ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { cause: error },
+    );
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function readSnapshot(path: string): Promise<Snapshot> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readText(path, "snapshot file"));
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`${path}: not valid JSON`, { cause: error });
+  }
+  const parsed = Snapshot.safeParse(json);
+  if (!parsed.success) throw new InputError(`${path}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function print(io: Io, values: Values, json: unknown, human: string): void {
+  io.out(values.json === true ? JSON.stringify(json) : human);
+}
+
+export interface StoreCommand {
+  usage: string;
+  options: Record<string, { type: "string" | "boolean" }>;
+  run(values: Values, positionals: string[], io: Io): Promise<number>;
+}
+
+const command = (
+  usage: string,
+  extra: Record<string, { type: "string" | "boolean" }>,
+  body: StoreCommand["run"],
+): StoreCommand => ({
+  usage,
+  options: { ...STORE_OPTIONS, ...extra },
+  run: (values, positionals, io) => mapErrors(() => body(values, positionals, io), io),
+});
+
+/** Domain outcomes become the contract's exit codes, with one clear line on stderr. */
+async function mapErrors(body: () => Promise<number>, io: Io): Promise<number> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof PublishRefusedError || error instanceof StoreContentionError) {
+      io.err(`memgate: ${error.message}`);
+      return EXIT.publishRefused;
+    }
+    if (error instanceof GenerationFailedError) {
+      io.err(`memgate: generation failed: ${error.message}`);
+      return EXIT.generationFailed;
+    }
+    if (
+      error instanceof EventConflictError ||
+      error instanceof AppendRejectedError ||
+      error instanceof EventLogError ||
+      error instanceof NotFoundError ||
+      error instanceof AlreadyWrittenError
+    )
+      throw new InputError(error.message, { cause: error });
+    throw error;
+  }
+}
+
+function describeRecall(result: Recall): string {
+  const lines = [`${result.mode.toUpperCase()}: ${result.reason}`];
+  if (result.mode === "summary") {
+    if (result.summary) lines.push(`summary: ${result.summary}`);
+    for (const claim of result.claims)
+      lines.push(
+        `  ${claim.status === "contested" ? "contested" : "claim"} ${claim.key}${claim.scope === "global" ? "" : ` @ ${claim.scope}`} = ${JSON.stringify(claim.value)}${claim.polarity === "negated" ? " (negated)" : ""}  <- ${claim.derivedFrom.join(", ")}`,
+      );
+    for (const item of result.pending)
+      lines.push(`  pending: ${item.text}  <- ${item.derivedFrom.join(", ")}`);
+    for (const event of result.tail)
+      lines.push(`  tail ${event.sequence} ${event.eventId}: ${event.text ?? ""}`);
+  } else {
+    for (const event of result.events)
+      lines.push(`  ${event.sequence} ${event.eventId} [${event.kind}] ${event.text ?? ""}`);
+  }
+  return lines.join("\n");
+}
+
+export const STORE_COMMANDS: Record<string, StoreCommand> = {
+  append: command(
+    "memgate append SUBJECT FILE.jsonl|- [--home DIR] [--store aws] [--json]",
+    {},
+    async (values, positionals, io) => {
+      const subject = need(positionals, 0, "SUBJECT");
+      const file = need(positionals, 1, "FILE.jsonl (or - for standard input)");
+      const events = parseEventLines(await readText(file, "events file"), file, {
+        assignSequence: false,
+      }).map(({ sequence: _s, ...event }) => event);
+      return withDeps(values, io, async (deps) => {
+        const result = await appendEvents(deps, subject, events);
+        print(
+          io,
+          values,
+          result,
+          `appended ${result.appended.length} (${result.duplicates.length} already stored); highWater ${result.highWater}, epoch ${result.inputEpoch}${result.epochMoved ? " (moved)" : ""}${result.staled.length > 0 ? `; STALE: ${result.staled.join(", ")}` : ""}`,
+        );
+        return EXIT.ok;
+      });
+    },
+  ),
+
+  revoke: command(
+    "memgate revoke SUBJECT EVENT_ID [--reason TEXT]",
+    { reason: { type: "string" } },
+    async (values, positionals, io) => {
+      const subject = need(positionals, 0, "SUBJECT");
+      const eventId = need(positionals, 1, "EVENT_ID");
+      return withDeps(values, io, async (deps) => {
+        const result = await revokeEvent(deps, subject, eventId, values.reason as string | undefined);
+        print(
+          io,
+          values,
+          result,
+          `revoked ${eventId}: epoch ${result.inputEpoch}; STALE: ${result.staled.join(", ") || "none"}; rebuild requested`,
+        );
+        return EXIT.ok;
+      });
+    },
+  ),
+
+  clock: command("memgate clock SUBJECT", {}, async (values, positionals, io) => {
+    const subject = need(positionals, 0, "SUBJECT");
+    return withDeps(values, io, async (deps) => {
+      const snapshot = await deps.events.snapshot(subject);
+      const alias = snapshot.expectedAlias
+        ? {
+            artifactId: snapshot.expectedAlias.parentArtifactId,
+            sourceEpoch: snapshot.expectedAlias.sourceEpoch,
+            coversThrough: snapshot.expectedAlias.coversThrough,
+          }
+        : null;
+      const json = { highWater: snapshot.highWater, inputEpoch: snapshot.inputEpoch, alias };
+      print(
+        io,
+        values,
+        json,
+        `highWater ${json.highWater}, epoch ${json.inputEpoch}, alias ${alias ? `${alias.artifactId} (epoch ${alias.sourceEpoch}, covers ${alias.coversThrough})` : "none"}`,
+      );
+      return EXIT.ok;
+    });
+  }),
+
+  snapshot: command(
+    "memgate snapshot SUBJECT [--through H]",
+    { through: { type: "string" } },
+    async (values, positionals, io) => {
+      const subject = need(positionals, 0, "SUBJECT");
+      return withDeps(values, io, async (deps) => {
+        const snapshot = await takeSnapshot(deps, subject, positiveInt(values.through, "--through"));
+        io.out(JSON.stringify(snapshot));
+        return EXIT.ok;
+      });
+    },
+  ),
+
+  generate: command(
+    "memgate generate SNAPSHOT.json [--model NAME] [--budget TOKENS]",
+    {},
+    async (values, positionals, io) => {
+      const snapshot = await readSnapshot(need(positionals, 0, "SNAPSHOT.json"));
+      return withDeps(values, io, async (deps) => {
+        const result = await generate(deps, snapshot);
+        if (result.status === "dropped") {
+          print(io, values, result, `dropped: ${result.reason}`);
+          return EXIT.publishRefused;
+        }
+        print(
+          io,
+          values,
+          result,
+          `${result.status} ${result.artifactId} (${result.gate.reasons.length} gate reasons; not readable until published)`,
+        );
+        return result.status === "CANDIDATE" ? EXIT.ok : EXIT.rejected;
+      });
+    },
+  ),
+
+  publish: command("memgate publish ARTIFACT_ID", {}, async (values, positionals, io) => {
+    const artifactId = need(positionals, 0, "ARTIFACT_ID");
+    return withDeps(values, io, async (deps) => {
+      const result = await publish(deps, artifactId);
+      print(
+        io,
+        values,
+        result,
+        result.status === "PUBLISHED" ? `PUBLISHED ${artifactId}` : `SHADOW ${artifactId} (awaiting review)`,
+      );
+      return EXIT.ok;
+    });
+  }),
+
+  run: command("memgate run SNAPSHOT.json [--model NAME]", {}, async (values, positionals, io) => {
+    const snapshot = await readSnapshot(need(positionals, 0, "SNAPSHOT.json"));
+    return withDeps(values, io, async (deps) => runAndReport(deps, snapshot, values, io));
+  }),
+
+  consolidate: command("memgate consolidate SUBJECT [--model NAME]", {}, async (values, positionals, io) => {
+    const subject = need(positionals, 0, "SUBJECT");
+    return withDeps(values, io, async (deps) =>
+      runAndReport(deps, await takeSnapshot(deps, subject), values, io),
+    );
+  }),
+
+  recall: command("memgate recall SUBJECT", {}, async (values, positionals, io) => {
+    const subject = need(positionals, 0, "SUBJECT");
+    return withDeps(values, io, async (deps) => {
+      const result = await recall(deps, subject);
+      print(io, values, result, describeRecall(result));
+      return EXIT.ok;
+    });
+  }),
+
+  artifacts: command("memgate artifacts SUBJECT", {}, async (values, positionals, io) => {
+    const subject = need(positionals, 0, "SUBJECT");
+    return withDeps(values, io, async (deps) => {
+      const records = await deps.artifacts.listRecords(subject);
+      print(
+        io,
+        values,
+        records,
+        records.length === 0
+          ? `no artifacts for ${subject}`
+          : records
+              .map(
+                (r) =>
+                  `${r.status.padEnd(10)} ${r.artifactId}  covers ${r.coversThrough} at epoch ${r.inputEpoch}  gate ${r.gate.verdict}`,
+              )
+              .join("\n"),
+      );
+      return EXIT.ok;
+    });
+  }),
+
+  lineage: command(
+    "memgate lineage ARTIFACT_ID [--format prov-json|dot]",
+    { format: { type: "string" } },
+    async (values, positionals, io) => {
+      const artifactId = need(positionals, 0, "ARTIFACT_ID");
+      const format = (values.format as string | undefined) ?? "prov-json";
+      if (format !== "prov-json" && format !== "dot")
+        throw new UsageError(`--format must be prov-json or dot, got "${format}"`);
+      return withDeps(values, io, async (deps) => {
+        const subject = subjectOfArtifact(artifactId);
+        const [manifest, body, record] = await Promise.all([
+          deps.artifacts.readManifest(subject, artifactId),
+          deps.artifacts.readArtifact(subject, artifactId),
+          deps.artifacts.getRecord(subject, artifactId),
+        ]);
+        const input = { manifest, body, status: record?.status ?? "UNKNOWN" };
+        io.out(
+          format === "dot"
+            ? lineageDot(input)
+            : JSON.stringify(lineageProv(input), null, values.json === true ? 0 : 2),
+        );
+        return EXIT.ok;
+      });
+    },
+  ),
+
+  review: command("memgate review SUBJECT", {}, async (values, positionals, io) => {
+    const subject = need(positionals, 0, "SUBJECT");
+    return withDeps(values, io, async (deps) => {
+      const result = await review(deps, subject);
+      print(io, values, result, result.text);
+      return EXIT.ok;
+    });
+  }),
+
+  approve: command("memgate approve ARTIFACT_ID", {}, async (values, positionals, io) => {
+    const artifactId = need(positionals, 0, "ARTIFACT_ID");
+    return withDeps(values, io, async (deps) => {
+      const result = await approve(deps, artifactId);
+      print(io, values, result, `PUBLISHED ${artifactId} after review`);
+      return EXIT.ok;
+    });
+  }),
+
+  recover: command(
+    "memgate recover SUBJECT [--selector v1] [--prompt VERSION] [--model NAME]",
+    { selector: { type: "string" } },
+    async (values, positionals, io) => {
+      const subject = need(positionals, 0, "SUBJECT");
+      const selector = (values.selector as string | undefined) ?? "v1";
+      if (selector !== "v1") throw new UsageError(`--selector: only v1 exists, got "${selector}"`);
+      return withDeps(values, io, async (deps) => {
+        const result = await recover(deps, subject);
+        return reportRun(result, values, io);
+      });
+    },
+  ),
+
+  settings: command(
+    "memgate settings [--publish-mode live|shadow] [--bypass on|off]",
+    { "publish-mode": { type: "string" }, bypass: { type: "string" } },
+    async (values, _positionals, io) => {
+      const mode = values["publish-mode"] as string | undefined;
+      const bypass = values.bypass as string | undefined;
+      if (mode !== undefined && mode !== "live" && mode !== "shadow")
+        throw new UsageError(`--publish-mode must be live or shadow, got "${mode}"`);
+      if (bypass !== undefined && bypass !== "on" && bypass !== "off")
+        throw new UsageError(`--bypass must be on or off, got "${bypass}"`);
+      return withDeps(values, io, async (deps) => {
+        const patch = {
+          ...(mode === undefined ? {} : { publishMode: mode as "live" | "shadow" }),
+          ...(bypass === undefined ? {} : { recallBypass: bypass === "on" }),
+        };
+        const settings =
+          Object.keys(patch).length > 0
+            ? await deps.settings.updateSettings(patch)
+            : await deps.settings.settings();
+        print(
+          io,
+          values,
+          settings,
+          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}`,
+        );
+        return EXIT.ok;
+      });
+    },
+  ),
+};
+
+async function runAndReport(deps: Deps, snapshot: Snapshot, values: Values, io: Io): Promise<number> {
+  return reportRun(await run(deps, snapshot), values, io);
+}
+
+function reportRun(result: Awaited<ReturnType<typeof run>>, values: Values, io: Io): number {
+  if (result.status === "dropped") {
+    print(io, values, result, `dropped: ${result.reason}`);
+    return EXIT.publishRefused;
+  }
+  print(io, values, result, `${result.status} ${result.artifactId}`);
+  return result.status === "REJECTED" ? EXIT.rejected : EXIT.ok;
+}
