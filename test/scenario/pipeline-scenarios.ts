@@ -1,0 +1,252 @@
+import { describe, expect, it } from "vitest";
+import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
+import { MODELS } from "../../shared/adapters/models/models.ts";
+import { NO_FAILPOINTS } from "../../shared/app/failpoints.ts";
+import { GenerationFailedError, type ModelPort } from "../../shared/app/model.ts";
+import { approve, recover, review } from "../../shared/app/operations.ts";
+import type { Deps } from "../../shared/app/pipeline.ts";
+import {
+  appendEvents,
+  generate,
+  publish,
+  readInputs,
+  recall,
+  revokeEvent,
+  run,
+  takeSnapshot,
+} from "../../shared/app/pipeline.ts";
+import { DETERMINISTIC_MODEL } from "../../shared/domain/consolidator.ts";
+import { mustPreserveFingerprint } from "../../shared/domain/must-preserve.ts";
+import { PublishRefusedError } from "../../shared/ports/errors.ts";
+import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "../../shared/ports/store.ts";
+
+export interface ScenarioStores {
+  events: EventLog;
+  alias: AliasPort;
+  artifacts: ArtifactStore;
+  settings: SettingsPort;
+}
+
+let subjects = 0;
+const freshSubject = () => `scenario-${process.pid}-${++subjects}`;
+let ids = 0;
+
+export function depsOver(stores: ScenarioStores, overrides: Partial<Deps> = {}): Deps {
+  return {
+    ...stores,
+    queue: new MemoryQueue(),
+    model: MODELS[DETERMINISTIC_MODEL] as ModelPort,
+    prompt: { version: "consolidate-v1", text: "test prompt", hash: `sha256:${"a".repeat(64)}` },
+    now: () => new Date("2026-11-29T12:00:00Z"),
+    newId: () => `t${++ids}`,
+    failpoints: NO_FAILPOINTS,
+    generationTimeoutMs: 2_000,
+    progress: () => {},
+    ...overrides,
+  };
+}
+
+/** Events 1..n: facts on distinct keys, a few with numbers, so every summary has must-preserve items. */
+export function factsBatch(from: number, to: number) {
+  return Array.from({ length: to - from + 1 }, (_, i) => {
+    const n = from + i;
+    return {
+      eventId: `m-${n}`,
+      kind: n % 7 === 0 ? "decision" : "fact",
+      text: `fact number ${n}`,
+      assertions: [
+        {
+          key: `item-${n}`,
+          value: { quantity: String(n), unit: "km" },
+          polarity: n % 5 === 0 ? "negated" : "affirmed",
+        },
+      ],
+    };
+  });
+}
+
+export function describePipelineScenarios(name: string, open: () => ScenarioStores): void {
+  describe(`${name}: the seed's race`, () => {
+    it("a new task (H=220) wins, the old task (H=184) with the same parent fails its CAS every time, coverage stays 220", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 90));
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      await appendEvents(deps, subject, factsBatch(91, 220));
+      const oldTask = await takeSnapshot(deps, subject, 184);
+      const newTask = await takeSnapshot(deps, subject, 220);
+      expect(oldTask.expectedAlias).toEqual(newTask.expectedAlias);
+      const older = await generate(deps, oldTask);
+      const newer = await generate(deps, newTask);
+      if (older.status !== "CANDIDATE" || newer.status !== "CANDIDATE")
+        throw new Error("both candidates must pass the gate");
+      expect((await publish(deps, newer.artifactId)).status).toBe("PUBLISHED");
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await expect(publish(deps, older.artifactId)).rejects.toMatchObject({ reason: "alias-moved" });
+        expect((await deps.alias.readAlias(subject))?.coversThrough).toBe(220);
+      }
+      expect((await recall(deps, subject)).artifactId).toBe(newer.artifactId);
+    });
+  });
+
+  describe(`${name}: faults`, () => {
+    it("refuses the switch when an input is revoked after the candidate passed the gate; recall goes raw", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 10));
+      const candidate = await generate(deps, await takeSnapshot(deps, subject));
+      if (candidate.status !== "CANDIDATE") throw new Error("expected a candidate");
+      await revokeEvent(deps, subject, "m-3", "wrong");
+      await expect(publish(deps, candidate.artifactId)).rejects.toBeInstanceOf(PublishRefusedError);
+      expect(await deps.alias.readAlias(subject)).toBeNull();
+      const answer = await recall(deps, subject);
+      expect(answer.mode).toBe("raw");
+      expect(answer.events.map((e) => e.eventId)).not.toContain("m-3");
+      expect((await deps.artifacts.getRecord(subject, candidate.artifactId))?.status).toBe("STALE");
+    });
+
+    it("a revocation makes the published summary STALE and unserved at once; a rebuild serves again", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 10));
+      const first = await run(deps, await takeSnapshot(deps, subject));
+      await revokeEvent(deps, subject, "m-2");
+      const raw = await recall(deps, subject);
+      expect(raw.mode).toBe("raw");
+      expect(raw.events.map((e) => e.eventId)).not.toContain("m-2");
+      expect(
+        (await deps.artifacts.getRecord(subject, (first as { artifactId: string }).artifactId))?.status,
+      ).toBe("STALE");
+      const rebuilt = await run(deps, await takeSnapshot(deps, subject));
+      expect(rebuilt.status).toBe("PUBLISHED");
+      const served = await recall(deps, subject);
+      expect(served.mode).toBe("summary");
+      expect(served.claims.flatMap((c) => c.derivedFrom)).not.toContain("m-2");
+    });
+
+    it("a generation timeout records nothing and is a generation failure", async () => {
+      const deps = depsOver(open(), { model: MODELS.slow as ModelPort, generationTimeoutMs: 50 });
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 5));
+      await expect(generate(deps, await takeSnapshot(deps, subject))).rejects.toBeInstanceOf(
+        GenerationFailedError,
+      );
+      expect(await deps.artifacts.listRecords(subject)).toEqual([]);
+      expect((await recall(deps, subject)).mode).toBe("raw");
+    });
+
+    it("an answer with missing fields is REJECTED, kept for audit, never served", async () => {
+      const deps = depsOver(open(), { model: MODELS["missing-fields"] as ModelPort });
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 5));
+      const outcome = await run(deps, await takeSnapshot(deps, subject));
+      expect(outcome.status).toBe("REJECTED");
+      const [record] = await deps.artifacts.listRecords(subject);
+      expect(record?.gate.reasons.map((r) => r.code)).toContain("schema-invalid");
+      await expect(publish(deps, record?.artifactId as string)).rejects.toMatchObject({
+        reason: "artifact-not-publishable",
+      });
+      expect((await recall(deps, subject)).mode).toBe("raw");
+    });
+
+    it.each(["polarity-flip", "number-nudge", "hallucinate", "cite-revoked", "truncated"])(
+      "a %s answer is REJECTED by the gate",
+      async (model) => {
+        const deps = depsOver(open(), { model: MODELS[model] as ModelPort });
+        const subject = freshSubject();
+        await appendEvents(deps, subject, [
+          ...factsBatch(1, 6),
+          { eventId: "r-1", kind: "revocation", revokes: ["m-1"] },
+        ]);
+        expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("REJECTED");
+        expect(await deps.alias.readAlias(subject)).toBeNull();
+      },
+    );
+  });
+
+  describe(`${name}: determinism`, () => {
+    it("running the same snapshot twice yields the same input root, must-preserve set and conflict set", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, [
+        ...factsBatch(1, 12),
+        {
+          eventId: "c-1",
+          kind: "decision",
+          text: "launch",
+          assertions: [{ key: "item-3", value: { quantity: "4", unit: "km" }, polarity: "affirmed" }],
+        },
+      ]);
+      const snapshot = await takeSnapshot(deps, subject);
+      const first = await generate(deps, snapshot);
+      const second = await generate(deps, snapshot);
+      if (first.status === "dropped" || second.status === "dropped") throw new Error("not dropped");
+      expect(second.artifactId).not.toBe(first.artifactId);
+      expect(second.manifest.inputRoot).toBe(first.manifest.inputRoot);
+      const a = await readInputs(deps, subject, snapshot.highWater);
+      const b = await readInputs(deps, subject, snapshot.highWater);
+      expect(mustPreserveFingerprint(b.context.mustPreserve)).toEqual(
+        mustPreserveFingerprint(a.context.mustPreserve),
+      );
+      expect(b.context.selection.conflicts).toEqual(a.context.selection.conflicts);
+      expect(a.context.selection.conflicts).toHaveLength(1);
+    });
+
+    it("drops a snapshot whose epoch already moved", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 3));
+      const snapshot = await takeSnapshot(deps, subject);
+      await revokeEvent(deps, subject, "m-1");
+      expect((await generate(deps, snapshot)).status).toBe("dropped");
+    });
+  });
+
+  describe(`${name}: release`, () => {
+    it("shadow mode records SHADOW, review shows the checklist, approve publishes through the CAS", async () => {
+      const stores = open();
+      const deps = depsOver(stores);
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 4));
+      await stores.settings.updateSettings({ publishMode: "shadow" });
+      try {
+        const outcome = await run(deps, await takeSnapshot(deps, subject));
+        expect(outcome.status).toBe("SHADOW");
+        expect((await recall(deps, subject)).mode).toBe("raw");
+        const shown = await review(deps, subject);
+        expect(shown.shadows).toHaveLength(1);
+        expect(shown.shadows[0]?.checklist.every((line) => line.keptBy !== null)).toBe(true);
+        expect((await approve(deps, (outcome as { artifactId: string }).artifactId)).status).toBe(
+          "PUBLISHED",
+        );
+        expect((await recall(deps, subject)).mode).toBe("summary");
+      } finally {
+        await stores.settings.updateSettings({ publishMode: "live" });
+      }
+    });
+
+    it("bypass serves raw; recovery rolls forward with coverage not below the alias's", async () => {
+      const stores = open();
+      const deps = depsOver(stores);
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 6));
+      await run(deps, await takeSnapshot(deps, subject));
+      await stores.settings.updateSettings({ recallBypass: true });
+      try {
+        expect((await recall(deps, subject)).mode).toBe("raw");
+      } finally {
+        await stores.settings.updateSettings({ recallBypass: false });
+      }
+      await appendEvents(deps, subject, factsBatch(7, 8));
+      const before = await deps.alias.readAlias(subject);
+      const recovered = await recover(deps, subject);
+      expect(recovered.status).toBe("PUBLISHED");
+      const after = await deps.alias.readAlias(subject);
+      expect(after?.coversThrough).toBeGreaterThanOrEqual(before?.coversThrough ?? 0);
+      expect((await deps.artifacts.listRecords(subject)).map((r) => r.status).sort()).toEqual([
+        "PUBLISHED",
+        "SUPERSEDED",
+      ]);
+    });
+  });
+}
