@@ -1,17 +1,20 @@
-// Builds the memgate command line into one ESM file (dist/memgate.mjs) and keeps it current.
+// Builds the memgate command line with esbuild and keeps the build current.
 //
-// Why a bundle: the CLI would otherwise load the whole of mathjs (about a second) and transpile
-// TypeScript on every start; esbuild tree-shakes the unit code down and starts in a fraction of
-// that. `ensureBundle` rebuilds whenever a source file is newer than the bundle, so the bundle can
-// never run stale code; the build writes a temporary file and renames it, so racing processes are safe.
-import { readdirSync, renameSync, statSync } from "node:fs";
+// Why a bundle: unbundled, the CLI would load the whole of mathjs (about a second) and transpile
+// TypeScript on every start; esbuild tree-shakes it. Code splitting keeps the AWS adapters (and
+// the SDK they import) in chunks loaded only by `--store aws`.
+//
+// Each build lives in dist/b<newest source mtime>/: `ensureBundle` uses the build matching the
+// sources or makes it, so a stale build never runs. A build is written to a temporary folder and
+// renamed into place, so racing processes never see half of one; builds over an hour old are pruned.
+import { readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const BUNDLE = join(ROOT, "dist", "memgate.mjs");
-const SOURCES = ["shared", "package.json", "package-lock.json", "scripts/bundle.mjs", "prompts"];
-/** Native or large optional packages are loaded from node_modules at run time, never bundled. */
+const DIST = join(ROOT, "dist");
+const SOURCES = ["shared", "package.json", "package-lock.json", "scripts/bundle.mjs"];
+/** Native, large or lazily needed packages load from node_modules at run time, never bundled. */
 const EXTERNAL = ["better-sqlite3", "js-tiktoken", "@aws-sdk/*", "@smithy/*"];
 
 function newestMtime(path) {
@@ -27,39 +30,48 @@ function newestMtime(path) {
   return newest;
 }
 
-export async function buildBundle() {
+function currentBuildDir() {
+  return join(DIST, `b${Math.floor(Math.max(...SOURCES.map((source) => newestMtime(join(ROOT, source)))))}`);
+}
+
+export async function buildBundle(target = currentBuildDir()) {
   const { build } = await import("esbuild");
-  const temporary = `${BUNDLE}.${process.pid}.tmp`;
+  const temporary = `${target}.tmp-${process.pid}`;
   await build({
-    entryPoints: [join(ROOT, "shared", "cli", "main.ts")],
-    outfile: temporary,
+    entryPoints: { memgate: join(ROOT, "shared", "cli", "main.ts") },
+    outdir: temporary,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
+    splitting: true,
     platform: "node",
     format: "esm",
     target: "node20",
     external: EXTERNAL,
-    sourcemap: false,
     logLevel: "error",
     // Bundled CommonJS dependencies call require(); give ESM output one.
-    banner: {
-      js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
-    },
+    banner: { js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);" },
   });
-  renameSync(temporary, BUNDLE);
-  return BUNDLE;
+  try {
+    renameSync(temporary, target);
+  } catch {
+    rmSync(temporary, { recursive: true, force: true }); // another process finished the same build first
+  }
+  // Older builds go once nothing started from them can still be loading their chunks.
+  for (const entry of readdirSync(DIST)) {
+    const path = join(DIST, entry);
+    if (path !== target && Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
+  }
+  return join(target, "memgate.mjs");
 }
 
 export async function ensureBundle() {
-  let built = 0;
+  const target = currentBuildDir();
   try {
-    built = statSync(BUNDLE).mtimeMs;
-  } catch {}
-  const newest = Math.max(...SOURCES.map((source) => newestMtime(join(ROOT, source))));
-  if (built < newest) await buildBundle();
-  return BUNDLE;
+    statSync(join(target, "memgate.mjs"));
+    return join(target, "memgate.mjs");
+  } catch {
+    return buildBundle(target);
+  }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await buildBundle();
-  console.log(`built ${BUNDLE}`);
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(`built ${await buildBundle()}`);

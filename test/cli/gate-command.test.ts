@@ -1,24 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { memgate as run } from "../support/cli.ts";
 
-const run = promisify(execFile);
-const BIN = join(import.meta.dirname, "../../bin/memgate.js");
 const EXAMPLES = join(import.meta.dirname, "../../examples/alpha");
-
-/** Runs the real memgate executable; resolves with its exit code and output, whatever the code. */
-async function memgate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const memgate = (...args: string[]) => run(args);
 
 let dir: string;
 beforeAll(async () => {

@@ -69,6 +69,7 @@ export async function openAwsStores(endpoints: Endpoints, counter?: RequestCount
     store,
     artifacts: new S3ArtifactStore(s3, bucket, store),
     queue: new SqsSnapshotQueue(sqs, queue.QueueUrl as string, 0),
+    bucket,
     queueUrl: queue.QueueUrl as string,
     dlqUrl: dlq.QueueUrl as string,
     clients: { dynamo, s3, sqs },

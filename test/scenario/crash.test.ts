@@ -1,0 +1,101 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { memgate } from "../support/cli.ts";
+import { openAwsStores } from "../support/aws-stores.ts";
+import { factsBatch } from "./pipeline-scenarios.ts";
+
+/**
+ * Faults in real processes: the worker is a memgate process that a failpoint kills with SIGKILL at
+ * the named step (as a Lambda dies), on the embedded store and on the local AWS engines.
+ */
+interface Target {
+  name: string;
+  args: () => string[];
+  env: () => Record<string, string>;
+}
+
+let awsEnv: Record<string, string> = {};
+beforeAll(async () => {
+  const aws = await openAwsStores({ dynamoEndpoint: inject("dynamoEndpoint"), motoEndpoint: inject("motoEndpoint") });
+  awsEnv = {
+    AWS_ENDPOINT_URL_DYNAMODB: inject("dynamoEndpoint"),
+    AWS_ENDPOINT_URL_S3: inject("motoEndpoint"),
+    AWS_ENDPOINT_URL_SQS: inject("motoEndpoint"),
+    AWS_ACCESS_KEY_ID: "test",
+    AWS_SECRET_ACCESS_KEY: "test",
+    AWS_REGION: "us-east-1",
+    MEMGATE_TABLE: aws.store.tableName,
+    MEMGATE_BUCKET: aws.bucket,
+    MEMGATE_QUEUE_URL: aws.queueUrl,
+  };
+});
+
+const home = mkdtempSync(join(tmpdir(), "memgate-crash-"));
+const targets: Target[] = [
+  { name: "embedded", args: () => ["--home", home], env: () => ({}) },
+  { name: "aws", args: () => ["--store", "aws"], env: () => awsEnv },
+];
+const eventsFile = join(home, "events.jsonl");
+writeFileSync(eventsFile, `${factsBatch(1, 8).map((e) => JSON.stringify(e)).join("\n")}\n`);
+
+let subjects = 0;
+describe.each(targets)("crashes and timeouts, $name", (target) => {
+  const cli = (args: string[], failpoints?: string) =>
+    memgate([...args, ...target.args()], { env: { ...target.env(), ...(failpoints ? { MEMGATE_FAILPOINTS: failpoints } : {}) } });
+  const prepare = async () => {
+    const subject = `crash-${target.name}-${++subjects}`;
+    expect((await cli(["append", subject, eventsFile])).code).toBe(0);
+    const snapshot = await cli(["snapshot", subject]);
+    const file = join(home, `${subject}.snapshot.json`);
+    writeFileSync(file, snapshot.stdout);
+    return { subject, file };
+  };
+  const artifactsOf = async (subject: string) => JSON.parse((await cli(["artifacts", subject, "--json"])).stdout) as Array<{ artifactId: string; status: string }>;
+  const recallOf = async (subject: string) => JSON.parse((await cli(["recall", subject, "--json"])).stdout) as { mode: string; artifactId: string | null };
+
+  it("a crash after the artifact write leaves nothing retrievable, and the next run publishes", async () => {
+    const { subject, file } = await prepare();
+    const crashed = await cli(["run", file], "after-artifact-write=crash");
+    expect(crashed.signal).toBe("SIGKILL");
+    expect(await artifactsOf(subject)).toEqual([]);
+    expect((await recallOf(subject)).mode).toBe("raw");
+    expect((await cli(["consolidate", subject])).code).toBe(0);
+    expect((await recallOf(subject)).mode).toBe("summary");
+  });
+
+  it("a crash before the alias switch leaves a CANDIDATE that is never served until published", async () => {
+    const { subject, file } = await prepare();
+    expect((await cli(["run", file], "before-publish=crash")).signal).toBe("SIGKILL");
+    const [candidate] = await artifactsOf(subject);
+    expect(candidate?.status).toBe("CANDIDATE");
+    expect((await recallOf(subject)).mode).toBe("raw");
+    expect((await cli(["publish", candidate?.artifactId as string])).code).toBe(0);
+    expect((await recallOf(subject)).artifactId).toBe(candidate?.artifactId);
+  });
+
+  it("a crash right after the switch leaves the published summary whole", async () => {
+    const { subject, file } = await prepare();
+    expect((await cli(["run", file], "after-publish=crash")).signal).toBe("SIGKILL");
+    const [published] = await artifactsOf(subject);
+    expect(published?.status).toBe("PUBLISHED");
+    expect((await recallOf(subject)).artifactId).toBe(published?.artifactId);
+  });
+
+  it("a generation timeout exits 5 and records nothing", async () => {
+    const { subject, file } = await prepare();
+    const timedOut = await cli(["run", file, "--timeout-ms", "300"], "generate=timeout");
+    expect(timedOut.code).toBe(5);
+    expect(timedOut.stderr).toContain("did not answer within 300 ms");
+    expect(await artifactsOf(subject)).toEqual([]);
+  });
+
+  it("a lost compare-and-set exits 4 and changes nothing", async () => {
+    const { subject, file } = await prepare();
+    expect((await cli(["run", file])).code).toBe(0);
+    const again = await cli(["run", file]);
+    expect(again.code).toBe(4);
+    expect((await artifactsOf(subject)).filter((a) => a.status === "PUBLISHED")).toHaveLength(1);
+  });
+});
