@@ -49,7 +49,9 @@ export async function buildBundle(target = currentBuildDir()) {
     external: EXTERNAL,
     logLevel: "error",
     // Bundled CommonJS dependencies call require(); give ESM output one.
-    banner: { js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
+    },
   });
   try {
     renameSync(temporary, target);
@@ -59,7 +61,8 @@ export async function buildBundle(target = currentBuildDir()) {
   // Older builds go once nothing started from them can still be loading their chunks.
   for (const entry of readdirSync(DIST)) {
     const path = join(DIST, entry);
-    if (path !== target && Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
+    if (path !== target && Date.now() - statSync(path).mtimeMs > 3_600_000)
+      rmSync(path, { recursive: true, force: true });
   }
   return join(target, "memgate.mjs");
 }

@@ -364,6 +364,9 @@ export async function run(deps: Deps, snapshot: Snapshot): Promise<RunOutcome> {
 export interface Recall {
   mode: "summary" | "raw";
   reason: string;
+  /** The clock this answer was read at. */
+  highWater: number;
+  inputEpoch: number;
   artifactId: string | null;
   claims: ConsolidationOutput["claims"];
   pending: ConsolidationOutput["pending"];
@@ -412,6 +415,8 @@ export async function recall(
       return {
         mode: "summary",
         reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${tail.length} newer events follow`,
+        highWater: snapshot.highWater,
+        inputEpoch: snapshot.inputEpoch,
         artifactId: alias.parentArtifactId,
         claims: body.claims,
         pending: body.pending,
@@ -423,24 +428,20 @@ export async function recall(
     }
     return rawRecall(
       deps,
-      subject,
-      snapshot.highWater,
+      snapshot,
       `artifact ${alias.parentArtifactId} is ${record?.status ?? "missing"}, not PUBLISHED`,
     );
   }
-  return rawRecall(deps, subject, snapshot.highWater, reason ?? "no summary");
+  return rawRecall(deps, snapshot, reason ?? "no summary");
 }
 
-async function rawRecall(
-  deps: Pick<Deps, "events">,
-  subject: string,
-  highWater: number,
-  reason: string,
-): Promise<Recall> {
-  const { context } = await readInputs(deps, subject, highWater);
+async function rawRecall(deps: Pick<Deps, "events">, snapshot: Snapshot, reason: string): Promise<Recall> {
+  const { context } = await readInputs(deps, snapshot.subject, snapshot.highWater);
   return {
     mode: "raw",
     reason,
+    highWater: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
     artifactId: null,
     claims: [],
     pending: [],

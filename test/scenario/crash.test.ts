@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { memgate } from "../support/cli.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
+import { memgate } from "../support/cli.ts";
 import { factsBatch } from "./pipeline-scenarios.ts";
 
 /**
@@ -18,7 +18,10 @@ interface Target {
 
 let awsEnv: Record<string, string> = {};
 beforeAll(async () => {
-  const aws = await openAwsStores({ dynamoEndpoint: inject("dynamoEndpoint"), motoEndpoint: inject("motoEndpoint") });
+  const aws = await openAwsStores({
+    dynamoEndpoint: inject("dynamoEndpoint"),
+    motoEndpoint: inject("motoEndpoint"),
+  });
   awsEnv = {
     AWS_ENDPOINT_URL_DYNAMODB: inject("dynamoEndpoint"),
     AWS_ENDPOINT_URL_S3: inject("motoEndpoint"),
@@ -38,12 +41,19 @@ const targets: Target[] = [
   { name: "aws", args: () => ["--store", "aws"], env: () => awsEnv },
 ];
 const eventsFile = join(home, "events.jsonl");
-writeFileSync(eventsFile, `${factsBatch(1, 8).map((e) => JSON.stringify(e)).join("\n")}\n`);
+writeFileSync(
+  eventsFile,
+  `${factsBatch(1, 8)
+    .map((e) => JSON.stringify(e))
+    .join("\n")}\n`,
+);
 
 let subjects = 0;
 describe.each(targets)("crashes and timeouts, $name", (target) => {
   const cli = (args: string[], failpoints?: string) =>
-    memgate([...args, ...target.args()], { env: { ...target.env(), ...(failpoints ? { MEMGATE_FAILPOINTS: failpoints } : {}) } });
+    memgate([...args, ...target.args()], {
+      env: { ...target.env(), ...(failpoints ? { MEMGATE_FAILPOINTS: failpoints } : {}) },
+    });
   const prepare = async () => {
     const subject = `crash-${target.name}-${++subjects}`;
     expect((await cli(["append", subject, eventsFile])).code).toBe(0);
@@ -52,8 +62,16 @@ describe.each(targets)("crashes and timeouts, $name", (target) => {
     writeFileSync(file, snapshot.stdout);
     return { subject, file };
   };
-  const artifactsOf = async (subject: string) => JSON.parse((await cli(["artifacts", subject, "--json"])).stdout) as Array<{ artifactId: string; status: string }>;
-  const recallOf = async (subject: string) => JSON.parse((await cli(["recall", subject, "--json"])).stdout) as { mode: string; artifactId: string | null };
+  const artifactsOf = async (subject: string) =>
+    JSON.parse((await cli(["artifacts", subject, "--json"])).stdout) as Array<{
+      artifactId: string;
+      status: string;
+    }>;
+  const recallOf = async (subject: string) =>
+    JSON.parse((await cli(["recall", subject, "--json"])).stdout) as {
+      mode: string;
+      artifactId: string | null;
+    };
 
   it("a crash after the artifact write leaves nothing retrievable, and the next run publishes", async () => {
     const { subject, file } = await prepare();

@@ -11,7 +11,10 @@ export interface CliResult {
 }
 
 /** Runs the real memgate executable; resolves with its exit code (or killing signal) and output. */
-export function memgate(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+export function memgate(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,

@@ -1,0 +1,106 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { describe, expect, inject, it } from "vitest";
+import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
+import { appendEvents, recall, revokeEvent, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { openAwsStores } from "../support/aws-stores.ts";
+import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
+
+interface Observation {
+  startedAt: number;
+  mode: string;
+  artifactId: string | null;
+  sources: string[];
+}
+
+/** Once revoke() has returned, no recall that starts later serves anything derived from the event. */
+function assertInvisibleAfter(
+  observations: Observation[],
+  revokedAt: number,
+  revoked: string,
+  summaryId: string,
+): void {
+  const later = observations.filter((o) => o.startedAt > revokedAt);
+  const earlier = observations.filter((o) => o.startedAt < revokedAt);
+  expect(earlier.some((o) => o.mode === "summary" && o.artifactId === summaryId)).toBe(true);
+  expect(later.length).toBeGreaterThan(5);
+  for (const observation of later) {
+    expect(observation.artifactId).not.toBe(summaryId);
+    expect(observation.sources).not.toContain(revoked);
+  }
+}
+
+describe("revocation visibility", () => {
+  it("embedded: a reader process looping on recall never sees the revoked event's summary after revoke returns", async () => {
+    const home = mkdtempSync(join(tmpdir(), "memgate-visibility-"));
+    const store = new SqliteStore(home);
+    const deps = depsOver({ events: store, alias: store, artifacts: store, settings: store });
+    const subject = "visibility";
+    await appendEvents(deps, subject, factsBatch(1, 30));
+    const published = await run(deps, await takeSnapshot(deps, subject));
+    const summaryId = (published as { artifactId: string }).artifactId;
+
+    const reader = spawn(process.execPath, [
+      "--import",
+      "tsx",
+      join(import.meta.dirname, "../support/recall-worker.ts"),
+      home,
+      subject,
+      "4000",
+    ]);
+    const lines = createInterface({ input: reader.stdout });
+    const observations: Observation[] = [];
+    let ready: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      ready = resolve;
+    });
+    lines.on("line", (line) =>
+      line === "ready" ? ready() : observations.push(JSON.parse(line) as Observation),
+    );
+    const finished = new Promise((resolve) => reader.on("exit", resolve));
+    await started;
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    await revokeEvent(deps, subject, "m-7");
+    const revokedAt = Date.now();
+    await finished;
+    store.close();
+    assertInvisibleAfter(observations, revokedAt, "m-7", summaryId);
+  }, 60_000);
+
+  it("AWS: concurrent recalls never see the revoked event's summary after revoke returns", async () => {
+    const aws = await openAwsStores({
+      dynamoEndpoint: inject("dynamoEndpoint"),
+      motoEndpoint: inject("motoEndpoint"),
+    });
+    const stores = { events: aws.store, alias: aws.store, artifacts: aws.artifacts, settings: aws.store };
+    const deps = depsOver(stores);
+    const subject = "visibility";
+    await appendEvents(deps, subject, factsBatch(1, 30));
+    const summaryId = ((await run(deps, await takeSnapshot(deps, subject))) as { artifactId: string })
+      .artifactId;
+    const observations: Observation[] = [];
+    let revokedAt = Number.POSITIVE_INFINITY;
+    const readers = Array.from({ length: 3 }, async () => {
+      const until = Date.now() + 2500;
+      while (Date.now() < until) {
+        const startedAt = Date.now();
+        const answer = await recall(stores, subject);
+        const sources =
+          answer.mode === "summary"
+            ? answer.claims.flatMap((c) => c.derivedFrom)
+            : answer.events.map((e) => e.eventId);
+        observations.push({ startedAt, mode: answer.mode, artifactId: answer.artifactId, sources });
+      }
+    });
+    const revoker = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await revokeEvent(deps, subject, "m-7");
+      revokedAt = Date.now();
+    })();
+    await Promise.all([...readers, revoker]);
+    assertInvisibleAfter(observations, revokedAt, "m-7", summaryId);
+  }, 60_000);
+});
