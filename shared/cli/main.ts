@@ -64,9 +64,10 @@ const COMMANDS: Record<string, Command> = {
   },
   demo: {
     usage:
-      "memgate demo [--json]\n\nGates the bundled example events with an honest and a bent candidate and prints both verdicts.",
-    options: {},
-    run: (values, _positionals, io) => demoCommand({ json: values.json === true }, io),
+      "memgate demo [--home DIR] [--json]\n\nThe embedded walk-through: ingest the bundled log, consolidate, recall, revoke, fall back, rebuild.",
+    options: { home: { type: "string" } },
+    run: (values, _positionals, io) =>
+      demoCommand({ json: values.json === true, home: values.home as string | undefined }, io),
   },
 };
 

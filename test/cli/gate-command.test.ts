@@ -173,10 +173,16 @@ describe("memgate gate", () => {
 });
 
 describe("memgate demo", () => {
-  it("passes the honest example and refuses the bent one", async () => {
-    const result = await memgate("demo");
+  it("ingests, consolidates, recalls, revokes, falls back, rebuilds and reports the token reduction", async () => {
+    const result = await memgate("demo", "--home", join(dir, "demo-home"));
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("PASS");
-    expect(result.stdout).toContain("REJECT");
+    expect(result.stdout).toContain("recall: raw");
+    expect(result.stdout).toContain("STALE");
+    expect(result.stdout).toContain("demo: every step behaved as it must");
+    const json = await memgate("demo", "--home", join(dir, "demo-json"), "--json");
+    const facts = JSON.parse(json.stdout.trim().split("\n").pop() as string);
+    expect(facts.ok).toBe(true);
+    expect(facts.mustPreserve).toBeGreaterThan(10);
+    expect(facts.tokens.summary).toBeLessThan(facts.tokens.raw);
   });
 });
