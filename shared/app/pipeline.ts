@@ -336,8 +336,14 @@ async function recheckInputs(deps: Deps, manifest: Manifest): Promise<void> {
       "epoch-moved",
       `the clock is at epoch ${snapshot.inputEpoch}, ${manifest.artifactId} was built at ${manifest.inputEpoch}`,
     );
-  const { context } = await readInputs(deps, manifest.subject, manifest.newCoversThrough);
-  const root = inputRoot(inputRefs(context.selection.validInputs));
+  // Re-read every input version and recompute validity and hashes (no gate index is needed here).
+  const [events, policy] = await Promise.all([
+    deps.events.eventsThrough(manifest.subject, manifest.newCoversThrough),
+    deps.events.trustPolicy(manifest.subject),
+  ]);
+  const root = inputRoot(
+    inputRefs(selectInputs(checkEventLog(events), manifest.newCoversThrough, policy).validInputs),
+  );
   if (root !== manifest.inputRoot)
     throw new PublishRefusedError(
       "epoch-moved",

@@ -206,14 +206,19 @@ const ENGLISH_CUES = /\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|w
 const CHINESE_LONG_CUES = new Set(["不要", "没有", "禁止"]);
 const CHINESE_SHORT_CUES = new Set(["不", "没", "别", "勿", "未", "无", "非", "莫"]);
 
+const HAS_CHINESE_CUE = /[不没别勿未无非莫禁]/u;
+
 /** Counts negation cues: English words and "n't", Chinese by longest match without overlaps. */
 export function countNegationCues(text: string): number {
   let count = text.match(ENGLISH_CUES)?.length ?? 0;
+  if (!HAS_CHINESE_CUE.test(text)) return count;
   for (let index = 0; index < text.length; index++) {
-    if (CHINESE_LONG_CUES.has(text.slice(index, index + 2))) {
+    const char = text[index] as string;
+    if (!CHINESE_SHORT_CUES.has(char) && char !== "禁") continue;
+    if (index + 1 < text.length && CHINESE_LONG_CUES.has(char + (text[index + 1] as string))) {
       count++;
       index++;
-    } else if (CHINESE_SHORT_CUES.has(text[index] as string)) {
+    } else if (CHINESE_SHORT_CUES.has(char)) {
       count++;
     }
   }
@@ -221,7 +226,11 @@ export function countNegationCues(text: string): number {
 }
 
 /** Every number (with unit), date and id in the text, in order, plus its count of negation cues. */
+/** Every mention kind holds a digit, except a UUID written in hex letters only (checked apart). */
+const MAY_HOLD_MENTION = /\d|[0-9a-f]{8}-[0-9a-f]{4}-/iu;
+
 export function extractMentions(text: string): TextMentions {
+  if (!MAY_HOLD_MENTION.test(text)) return { mentions: [], negationCues: countNegationCues(text) };
   const normalized = text.normalize("NFC");
   const mentions: Mention[] = [];
   for (const match of normalized.matchAll(SCANNER)) {

@@ -23,14 +23,21 @@ async function freePort(): Promise<number> {
 }
 
 function start(children: ChildProcess[], command: string, args: string[], name: string): ChildProcess {
+  let stopping = false;
   const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
     stderr = (stderr + String(chunk)).slice(-4000);
   });
   child.on("exit", (code) => {
-    if (code !== null && code !== 0) process.stderr.write(`${name} exited with ${code}: ${stderr}\n`);
+    if (!stopping && code !== null && code !== 0)
+      process.stderr.write(`${name} exited with ${code}: ${stderr}\n`);
   });
+  const kill = child.kill.bind(child);
+  child.kill = (signal?: NodeJS.Signals | number) => {
+    stopping = true;
+    return kill(signal);
+  };
   children.push(child);
   return child;
 }

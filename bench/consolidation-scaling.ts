@@ -1,0 +1,99 @@
+// Embedded end-to-end consolidation (snapshot -> select -> model -> gate -> write -> publish) at
+// 1k, 10k and 100k events: time per event should stay flat. Run: npx tsx bench/consolidation-scaling.ts [sizes...]
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { SqliteStore } from "../shared/adapters/embedded/sqlite-store.ts";
+import { appendEvents, run, takeSnapshot } from "../shared/app/pipeline.ts";
+import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
+
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
+const plan = sizes.length > 0 ? sizes : [1_000, 10_000, 100_000];
+
+/** A realistic mix: facts on a pool of keys, decisions, constraints with negations, tasks, notes. */
+function event(i: number): Record<string, unknown> {
+  const project = `p${i % 40}`;
+  switch (i % 10) {
+    case 0:
+    case 1:
+    case 2:
+      return { eventId: `e-${i}`, kind: "note", text: `Chatted about topic ${i % 97} with the team.` };
+    case 3:
+      return {
+        eventId: `e-${i}`,
+        kind: "task",
+        text: `Follow up on ticket T-${i} by 2026-12-${String((i % 28) + 1).padStart(2, "0")}.`,
+        taskStatus: i % 3 === 0 ? "open" : "done",
+      };
+    case 4:
+      return {
+        eventId: `e-${i}`,
+        kind: "constraint",
+        text: `Never exceed ${i % 50} km for project ${project}.`,
+        assertions: [
+          {
+            key: `project:${project}/limit-${i}`,
+            value: { quantity: String(i % 50), unit: "km" },
+            polarity: "negated",
+            scope: `project:${project}`,
+          },
+        ],
+      };
+    default:
+      return {
+        eventId: `e-${i}`,
+        kind: i % 10 === 9 ? "decision" : "fact",
+        text: `Item ${i} of ${project} costs ${i} USD.`,
+        assertions: [
+          {
+            key: `project:${project}/item-${i}`,
+            value: { quantity: `${i}.00`, unit: "USD" },
+            polarity: "affirmed",
+            scope: `project:${project}`,
+          },
+        ],
+      };
+  }
+}
+
+/** One consolidation of `size` fresh events; returns milliseconds for ingest and consolidation. */
+async function measure(size: number): Promise<{ ingest: number; consolidation: number }> {
+  const store = new SqliteStore(mkdtempSync(join(tmpdir(), "memgate-scale-")));
+  const deps = depsOver(
+    { events: store, alias: store, artifacts: store, settings: store },
+    { generationTimeoutMs: 600_000 },
+  );
+  const ingestStart = performance.now();
+  for (let i = 0; i < size; i += 1000)
+    await appendEvents(
+      deps,
+      "scale",
+      Array.from({ length: Math.min(1000, size - i) }, (_, k) => event(i + k)),
+    );
+  const ingest = performance.now() - ingestStart;
+  const start = performance.now();
+  const outcome = await run(deps, await takeSnapshot(deps, "scale"));
+  const consolidation = performance.now() - start;
+  store.close();
+  if (outcome.status !== "PUBLISHED")
+    throw new Error(`consolidation of ${size} events ended ${outcome.status}`);
+  return { ingest, consolidation };
+}
+
+await measure(2_000); // warm-up: compile the hot paths before anything is timed
+const results: Array<{ size: number; perEvent: number }> = [];
+for (const size of plan) {
+  const { ingest, consolidation } = await measure(size);
+  results.push({ size, perEvent: consolidation / size });
+  console.log(
+    `${String(size).padStart(6)} events: consolidation ${(consolidation / 1000).toFixed(2)} s (${((consolidation / size) * 1000).toFixed(1)} µs/event); ingest ${(ingest / 1000).toFixed(2)} s`,
+  );
+}
+const base = results[0]?.perEvent ?? 1;
+console.log(
+  `per-event time relative to ${results[0]?.size}: ${results.map((r) => `${r.size}: ${(r.perEvent / base).toFixed(2)}x`).join(", ")} (goal within 0.75x-1.25x; 100k under 10 s)`,
+);

@@ -1,0 +1,51 @@
+// Randomized interleavings of append, revoke, supersede, snapshot, generate, publish and recall by
+// concurrent workers, each run checked against its whole history (see test/support/interleavings.ts).
+// Run: npx tsx bench/interleavings.ts [embeddedRuns=10000] [awsRuns=0]
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { SqliteStore } from "../shared/adapters/embedded/sqlite-store.ts";
+import type { Deps } from "../shared/app/pipeline.ts";
+import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
+import { openAwsStores } from "../test/support/aws-stores.ts";
+import { runInterleaving } from "../test/support/interleavings.ts";
+import { startLocalEngines } from "../test/support/local-engines.ts";
+
+const embeddedRuns = Number(process.argv[2] ?? 10_000);
+const awsRuns = Number(process.argv[3] ?? 0);
+
+async function campaign(name: string, runs: number, makeDeps: () => Deps): Promise<void> {
+  let violations = 0;
+  let publishes = 0;
+  let served = 0;
+  const start = performance.now();
+  for (let seed = 1; seed <= runs; seed++) {
+    const result = await runInterleaving(makeDeps, seed);
+    violations += result.violations.length;
+    publishes += result.publishes;
+    served += result.served;
+    for (const violation of result.violations) console.log(`  seed ${seed}: ${violation}`);
+    if (seed % 1000 === 0) console.log(`  ${name}: ${seed}/${runs} runs, ${violations} violations so far`);
+  }
+  console.log(
+    `${name}: ${runs} interleavings in ${((performance.now() - start) / 1000).toFixed(0)} s: ${publishes} publishes won, ${served} summaries served, ${violations} violations (goal 0)`,
+  );
+}
+
+const store = new SqliteStore(mkdtempSync(join(tmpdir(), "memgate-interleave-bench-")));
+await campaign("embedded", embeddedRuns, () =>
+  depsOver({ events: store, alias: store, artifacts: store, settings: store }),
+);
+store.close();
+if (awsRuns > 0) {
+  const engines = await startLocalEngines();
+  try {
+    const aws = await openAwsStores(engines);
+    await campaign("dynamodb-local", awsRuns, () =>
+      depsOver({ events: aws.store, alias: aws.store, artifacts: aws.artifacts, settings: aws.store }),
+    );
+  } finally {
+    engines.stop();
+  }
+}
