@@ -23,9 +23,22 @@ export function sha256(text: string): string {
  * the store-assigned sequence, so re-sending the same event is recognisably the same.
  */
 export function eventHash(event: MemoryEvent): string {
+  const stored = storedHashes.get(event);
+  if (stored !== undefined) return stored;
   if (event.sequence === undefined) return sha256(canonicalJson(event));
   const { sequence: _sequence, ...content } = event;
   return sha256(canonicalJson(content));
+}
+
+/**
+ * Hashes a store computed from this very content when it wrote it (events are immutable), so a
+ * read of 100,000 events does not canonicalise each one again. Keyed by object identity.
+ */
+const storedHashes = new WeakMap<object, string>();
+
+export function withStoredHash<T extends MemoryEvent>(event: T, hash: string): T {
+  storedHashes.set(event, hash);
+  return event;
 }
 
 /** The ordered (id, sequence, hash) list that binds a snapshot's inputs. */

@@ -17,21 +17,29 @@ export function loneSurrogatePath(
   value: unknown,
   path: (string | number)[] = [],
 ): (string | number)[] | null {
-  if (typeof value === "string") return value.isWellFormed() ? null : path;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = loneSurrogatePath(item, [...path, index]);
-      if (found) return found;
-    }
-    return null;
+  // Fast path first: nearly every value is well-formed, and this check allocates nothing.
+  if (!holdsLoneSurrogate(value)) return null;
+  if (typeof value === "string") return path;
+  const entries: Array<[string | number, unknown]> = Array.isArray(value)
+    ? [...value.entries()]
+    : Object.entries(value as object);
+  for (const [key, item] of entries) {
+    if (typeof key === "string" && !key.isWellFormed()) return path;
+    const found = loneSurrogatePath(item, [...path, key]);
+    if (found) return found;
   }
+  return path;
+}
+
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return !value.isWellFormed();
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
   if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      const found = loneSurrogatePath(key, path) ?? loneSurrogatePath(item, [...path, key]);
-      if (found) return found;
+    for (const key in value) {
+      if (!key.isWellFormed() || holdsLoneSurrogate((value as Record<string, unknown>)[key])) return true;
     }
   }
-  return null;
+  return false;
 }
 
 const WELL_FORMED_MESSAGE = "must be well-formed Unicode text (it holds a lone UTF-16 surrogate)";

@@ -16,6 +16,7 @@ import { z } from "zod";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
 import type { GateReport } from "../../domain/gate.ts";
+import { withStoredHash } from "../../domain/hashing.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
 import {
   DEFAULT_TRUST_POLICY,
@@ -148,7 +149,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         );
         for (const raw of result.Responses?.[this.tableName] ?? []) {
           const item = EventItem.parse(raw);
-          const event = parseEventBody(item.body, item.seq);
+          const event = parseEventBody(item.body, item.seq, item.hash);
           found.set(event.eventId, { event, hash: item.hash, actors: item.actors });
         }
         keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
@@ -420,7 +421,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       );
       for (const raw of page.Items ?? []) {
         const item = EventItem.parse(raw);
-        events.push(parseEventBody(item.body, item.seq));
+        events.push(parseEventBody(item.body, item.seq, item.hash));
       }
       start = page.LastEvaluatedKey;
     } while (start);
@@ -689,8 +690,8 @@ function clockOf(item: Record<string, unknown> | undefined): Clock & { policy: T
   };
 }
 
-function parseEventBody(body: string, sequence: number): SequencedEvent {
-  return { ...MemoryEventSchema.parse(JSON.parse(body)), sequence };
+function parseEventBody(body: string, sequence: number, hash: string): SequencedEvent {
+  return withStoredHash({ ...MemoryEventSchema.parse(JSON.parse(body)), sequence }, hash);
 }
 
 function recordOf(raw: Record<string, unknown>): ArtifactRecord {

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
 import type { GateReport } from "../../domain/gate.ts";
+import { withStoredHash } from "../../domain/hashing.ts";
 import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
 import {
   DEFAULT_TRUST_POLICY,
@@ -516,7 +517,10 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 }
 
 function parseStoredEvent(row: EventRow): SequencedEvent {
-  return { ...MemoryEventSchema.parse(JSON.parse(row.body)), sequence: row.sequence };
+  return withStoredHash(
+    { ...MemoryEventSchema.parse(JSON.parse(row.body)), sequence: row.sequence },
+    row.hash,
+  );
 }
 
 function toRecord(row: ArtifactRow): ArtifactRecord {
