@@ -1,6 +1,6 @@
 import { eventHash, sha256 } from "./hashing.ts";
 import type { MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
-import { isTrusted } from "./selector.ts";
+import { isTrusted, linkProblems } from "./selector.ts";
 import { canonicalValue } from "./values.ts";
 
 /**
@@ -115,25 +115,20 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
   const actorsAdded = new Map<string, string[]>();
   const epochReasons: string[] = [];
   for (const { event } of newEvents) {
+    const eventProblems = linkProblems(event, sequenceOf);
+    problems.push(...eventProblems);
+    if (eventProblems.length > 0) continue;
+    for (const target of [...(event.revokes ?? []), ...(event.supersedes ?? [])]) {
+      const actors = actorsAdded.get(target) ?? [];
+      actors.push(event.eventId);
+      actorsAdded.set(target, actors);
+    }
     for (const [field, targets] of [
       ["revokes", event.revokes],
       ["supersedes", event.supersedes],
-    ] as const) {
-      for (const target of targets ?? []) {
-        const targetSequence = sequenceOf.get(target);
-        if (targetSequence === undefined)
-          problems.push(`${event.eventId}.${field} names ${target}, which is not stored`);
-        else if (targetSequence >= event.sequence)
-          problems.push(`${event.eventId}.${field} names ${target}, which comes after it`);
-        else {
-          const actors = actorsAdded.get(target) ?? [];
-          actors.push(event.eventId);
-          actorsAdded.set(target, actors);
-        }
-      }
+    ] as const)
       if ((targets ?? []).length > 0)
         epochReasons.push(`${event.eventId} ${field} ${(targets ?? []).join(", ")}`);
-    }
   }
   if (problems.length > 0) throw new AppendProblem(problems);
 

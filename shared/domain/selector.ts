@@ -198,24 +198,32 @@ export function checkEventLog(events: readonly SequencedEvent[]): SequencedEvent
     sequenceOf.set(event.eventId, event.sequence);
     sequences.add(event.sequence);
   }
-  for (const event of events) {
-    for (const [field, targets] of [
-      ["revokes", event.revokes],
-      ["supersedes", event.supersedes],
-    ] as const) {
-      for (const target of targets ?? []) {
-        const targetSequence = sequenceOf.get(target);
-        if (targetSequence === undefined)
-          problems.push(`${event.eventId}.${field} names ${target}, which is not in the log`);
-        else if (targetSequence >= event.sequence)
-          problems.push(
-            `${event.eventId}.${field} names ${target}, which does not come before it; it may only point at earlier events`,
-          );
-      }
-    }
-  }
+  for (const event of events) problems.push(...linkProblems(event, sequenceOf));
   if (problems.length > 0) throw new EventLogError(problems);
   return [...events].sort((a, b) => a.sequence - b.sequence);
+}
+
+/**
+ * What is wrong with an event's `revokes` and `supersedes`: each must name a known event with a
+ * lower sequence (so validity is well-founded). `sequenceOf` knows every event that may be named.
+ */
+export function linkProblems(event: SequencedEvent, sequenceOf: ReadonlyMap<string, number>): string[] {
+  const problems: string[] = [];
+  for (const [field, targets] of [
+    ["revokes", event.revokes],
+    ["supersedes", event.supersedes],
+  ] as const) {
+    for (const target of targets ?? []) {
+      const targetSequence = sequenceOf.get(target);
+      if (targetSequence === undefined)
+        problems.push(`${event.eventId}.${field} names ${target}, which is not in the log`);
+      else if (targetSequence >= event.sequence)
+        problems.push(
+          `${event.eventId}.${field} names ${target}, which does not come before it; it may only point at earlier events`,
+        );
+    }
+  }
+  return problems;
 }
 
 /**

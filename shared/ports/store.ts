@@ -148,3 +148,19 @@ export interface SettingsPort {
   settings(): Promise<TenantSettings>;
   updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings>;
 }
+
+/** The snapshot message from one consistent read of a subject's clock and alias. */
+export function snapshotOf(subject: string, clock: Clock, alias: AliasState | null): Snapshot {
+  return {
+    subject,
+    highWater: clock.highWater,
+    inputEpoch: clock.inputEpoch,
+    expectedAlias: alias
+      ? {
+          parentArtifactId: alias.artifactId,
+          sourceEpoch: alias.sourceEpoch,
+          coversThrough: alias.coversThrough,
+        }
+      : null,
+  };
+}

@@ -41,7 +41,7 @@ import type {
   SettingsPort,
   TenantSettings,
 } from "../../ports/store.ts";
-import { DEFAULT_SETTINGS } from "../../ports/store.ts";
+import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
 
 /**
  * The DynamoDB adapter: one table per tenant, pk = `S#<subject>`.
@@ -387,18 +387,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     );
     const clock = clockOf(Responses?.[0]?.Item);
     const alias = Responses?.[1]?.Item ? AliasItem.parse(Responses[1].Item) : null;
-    return {
-      subject,
-      highWater: clock.highWater,
-      inputEpoch: clock.inputEpoch,
-      expectedAlias: alias
-        ? {
-            parentArtifactId: alias.artifactId,
-            sourceEpoch: alias.sourceEpoch,
-            coversThrough: alias.coversThrough,
-          }
-        : null,
-    };
+    return snapshotOf(subject, clock, alias);
   }
 
   private async queryBySequence(

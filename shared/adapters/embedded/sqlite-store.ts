@@ -33,7 +33,7 @@ import type {
   SettingsPort,
   TenantSettings,
 } from "../../ports/store.ts";
-import { DEFAULT_SETTINGS } from "../../ports/store.ts";
+import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
 
 /**
  * The embedded store: one SQLite file (WAL) for events, clock, conflict index, alias and artifact
@@ -293,18 +293,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
       alias: this.readAliasRow(subject),
     }));
     const { clock, alias } = read.deferred();
-    return {
-      subject,
-      highWater: clock.highWater,
-      inputEpoch: clock.inputEpoch,
-      expectedAlias: alias
-        ? {
-            parentArtifactId: alias.artifactId,
-            sourceEpoch: alias.sourceEpoch,
-            coversThrough: alias.coversThrough,
-          }
-        : null,
-    };
+    return snapshotOf(subject, clock, alias);
   }
 
   async eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
