@@ -1,9 +1,9 @@
-import { readFile } from "node:fs/promises";
 import type { GateReport } from "../domain/gate.ts";
 import { gateEventLog } from "../domain/gate.ts";
 import { DEFAULT_TRUST_POLICY } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
 import { InputError, parseEventLines, parsePolicy } from "../io/event-file.ts";
+import { readUserText } from "../io/read-text.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 
@@ -20,15 +20,6 @@ export interface GateArgs {
   json: boolean;
 }
 
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(`cannot read ${what} file ${path}${code ? ` (${code})` : ""}`, { cause: error });
-  }
-}
-
 export async function gateCommand(args: GateArgs, io: Io): Promise<number> {
   if (!args.events) throw new UsageError("--events FILE.jsonl is required");
   if (!args.candidate) throw new UsageError("--candidate FILE.json is required");
@@ -38,13 +29,13 @@ export async function gateCommand(args: GateArgs, io: Io): Promise<number> {
     if (!Number.isInteger(budget) || budget <= 0)
       throw new UsageError(`--budget must be a positive whole number of tokens, got "${args.budget}"`);
   }
-  const events = parseEventLines(await readText(args.events, "events"), args.events, {
+  const events = parseEventLines(await readUserText(args.events, "events file"), args.events, {
     assignSequence: true,
   });
   const policy = args.policy
-    ? parsePolicy(await readText(args.policy, "policy"), args.policy)
+    ? parsePolicy(await readUserText(args.policy, "policy file"), args.policy)
     : DEFAULT_TRUST_POLICY;
-  const candidateText = await readText(args.candidate, "candidate");
+  const candidateText = await readUserText(args.candidate, "candidate file");
   let report: GateReport;
   try {
     report = gateEventLog(events, policy, candidateText, budget === undefined ? {} : { budget });

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { lineageDot, lineageProv } from "../app/lineage.ts";
 import { GenerationFailedError } from "../app/model.ts";
 import { approve, recover, review } from "../app/operations.ts";
@@ -16,6 +15,7 @@ import {
 import { Snapshot } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
+import { readUserText } from "../io/read-text.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
@@ -80,27 +80,10 @@ function need(positionals: string[], index: number, what: string): string {
   return value;
 }
 
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return path === "-" ? await readStdin() : await readFile(path, "utf8");
-  } catch (error) {
-    throw new InputError(
-      `cannot read ${what} ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-      { cause: error },
-    );
-  }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 async function readSnapshot(path: string): Promise<Snapshot> {
   let json: unknown;
   try {
-    json = JSON.parse(await readText(path, "snapshot file"));
+    json = JSON.parse(await readUserText(path, "snapshot file"));
   } catch (error) {
     if (error instanceof InputError) throw error;
     throw new InputError(`${path}: not valid JSON`, { cause: error });
@@ -181,7 +164,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     async (values, positionals, io) => {
       const subject = need(positionals, 0, "SUBJECT");
       const file = need(positionals, 1, "FILE.jsonl (or - for standard input)");
-      const events = parseEventLines(await readText(file, "events file"), file, {
+      const events = parseEventLines(await readUserText(file, "events file"), file, {
         assignSequence: false,
       }).map(({ sequence: _s, ...event }) => event);
       return withDeps(values, io, async (deps) => {

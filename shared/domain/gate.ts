@@ -569,15 +569,31 @@ class GateCheck {
         const replacement = written.mentions.find(
           (other) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)),
         );
-        this.add(
-          "value-changed",
-          key,
-          scope,
-          source.eventId,
-          replacement
-            ? `${where} turns ${source.eventId}'s "${mention.raw}" into "${replacement.raw}"`
-            : `${where} drops ${source.eventId}'s ${mention.kind} "${mention.raw}"`,
-        );
+        if (replacement)
+          this.add(
+            "value-changed",
+            key,
+            scope,
+            source.eventId,
+            `${where} turns ${source.eventId}'s "${mention.raw}" into "${replacement.raw}"`,
+          );
+        else {
+          // Dropped outright: the restatement changed, and the must-preserve mention is kept nowhere.
+          this.add(
+            "value-changed",
+            key,
+            scope,
+            source.eventId,
+            `${where} drops ${source.eventId}'s ${mention.kind} "${mention.raw}"`,
+          );
+          this.add(
+            "missing",
+            key,
+            scope,
+            source.eventId,
+            `${source.eventId}'s ${mention.kind} "${mention.raw}" is kept by no restatement`,
+          );
+        }
       }
     }
     if (written.negationCues !== requiredCues) {

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -65,6 +65,13 @@ describe("memgate gate", () => {
       expect(codes).toContain(code);
     }
     expect(report.stats.validInputs).toBe(13);
+  });
+
+  it("reads files that start with a byte order mark", async () => {
+    const honest = await readFile(join(EXAMPLES, "candidate-honest.json"), "utf8");
+    const withBom = await file("bom.json", `\uFEFF${honest}`);
+    const result = await memgate("gate", "--events", events, "--candidate", withBom, "--policy", policy);
+    expect(result.code).toBe(0);
   });
 
   it("exits 1 with schema-invalid for a truncated model answer", async () => {
@@ -184,5 +191,23 @@ describe("memgate demo", () => {
     expect(facts.ok).toBe(true);
     expect(facts.mustPreserve).toBeGreaterThan(10);
     expect(facts.tokens.summary).toBeLessThan(facts.tokens.raw);
+  });
+});
+
+describe("memgate append", () => {
+  it("reads events from standard input with -, and refuses a bad line with exit 2, writing nothing", async () => {
+    const home = join(dir, "append-home");
+    const ok = await run(["append", "s", "-", "--home", home, "--json"], {
+      input: '{"eventId":"a","kind":"fact","text":"one"}\n',
+    });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ appended: ["a"], highWater: 1 });
+    const bad = await run(["append", "s", "-", "--home", home], {
+      input: '{"eventId":"b","kind":"fact","text":"two"}\n{"eventId":"c"}\n',
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("-:2: kind");
+    const clock = await run(["clock", "s", "--home", home, "--json"]);
+    expect(JSON.parse(clock.stdout)).toEqual({ highWater: 1, inputEpoch: 0, alias: null });
   });
 });

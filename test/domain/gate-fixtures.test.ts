@@ -414,12 +414,12 @@ describe("open tasks", () => {
     expect(codes(gate(events, candidate()))).toEqual(["pending-missing"]);
   });
 
-  it("refuses a pending item that loses the task's id or date", () => {
+  it("refuses a pending item that loses the task's id or date: changed, and kept nowhere", () => {
     const report = gate(
       events,
       candidate({ pending: [{ text: "Send the invoice soon.", derivedFrom: ["m-1"] }] }),
     );
-    expect(codes(report)).toEqual(["value-changed"]);
+    expect(codes(report)).toEqual(["missing", "value-changed"]);
   });
 
   it("refuses reopening a done task", () => {
