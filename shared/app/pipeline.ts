@@ -6,6 +6,7 @@ import type {
   MemoryEvent,
   SequencedEvent,
   Snapshot,
+  TrustPolicy,
 } from "../domain/schemas.ts";
 import {
   ConsolidationOutput as ConsolidationOutputSchema,
@@ -88,7 +89,18 @@ export async function appendEvents(
   const events: MemoryEvent[] = batch.map((raw) => MemoryEventSchema.parse(raw));
   const result = await deps.events.append(subject, events);
   if (!result.epochMoved) return { ...result, staled: [], rebuildRequested: false };
+  if (!result.validityChanged) {
+    // Only a new conflict: every input is still valid, nothing is STALE; the summary just needs rebuilding.
+    await deps.queue.send(await deps.events.snapshot(subject));
+    return { ...result, staled: [], rebuildRequested: true };
+  }
   return { ...result, ...(await invalidate(deps, subject)) };
+}
+
+/** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
+export async function changeTrustPolicy(deps: Deps, subject: string, policy: TrustPolicy) {
+  const clock = await deps.events.setTrustPolicy(subject, policy);
+  return { ...clock, policy, ...(await invalidate(deps, subject)) };
 }
 
 /** Marks STALE every live artifact that used an input which is no longer valid; requests a rebuild. */

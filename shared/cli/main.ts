@@ -26,6 +26,7 @@ Commands:
   review       SHADOW artifacts beside the current summary, with a must-preserve checklist
   approve      publish a reviewed SHADOW artifact
   recover      rebuild from the current valid inputs and roll forward through the CAS
+  policy       a subject's trust policy (minTrust, blocked sources); raising it marks summaries STALE
   settings     the store's publish mode (live|shadow) and recall bypass (on|off)
   demo         the embedded walk-through (what npm start runs)
 
@@ -36,7 +37,7 @@ Exit codes: 0 ok, 1 gate rejected, 2 bad usage or input, 4 publish refused, 5 ge
 
 interface Command {
   usage: string;
-  options: Record<string, { type: "string" | "boolean" }>;
+  options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
   run(values: Record<string, string | boolean | undefined>, positionals: string[], io: Io): Promise<number>;
 }
 

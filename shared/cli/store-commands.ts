@@ -4,6 +4,7 @@ import { approve, recover, review } from "../app/operations.ts";
 import type { Deps, Recall } from "../app/pipeline.ts";
 import {
   appendEvents,
+  changeTrustPolicy,
   generate,
   publish,
   recall,
@@ -12,7 +13,7 @@ import {
   subjectOfArtifact,
   takeSnapshot,
 } from "../app/pipeline.ts";
-import { Snapshot } from "../domain/schemas.ts";
+import { Snapshot, TrustPolicy } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
 import { readUserText } from "../io/read-text.ts";
@@ -99,13 +100,13 @@ function print(io: Io, values: Values, json: unknown, human: string): void {
 
 export interface StoreCommand {
   usage: string;
-  options: Record<string, { type: "string" | "boolean" }>;
+  options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
   run(values: Values, positionals: string[], io: Io): Promise<number>;
 }
 
 const command = (
   usage: string,
-  extra: Record<string, { type: "string" | "boolean" }>,
+  extra: Record<string, { type: "string" | "boolean"; multiple?: boolean }>,
   body: StoreCommand["run"],
 ): StoreCommand => ({
   usage,
@@ -366,6 +367,48 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
       return withDeps(values, io, async (deps) => {
         const result = await recover(deps, subject);
         return reportRun(result, values, io);
+      });
+    },
+  ),
+
+  policy: command(
+    "memgate policy SUBJECT [--min-trust untrusted|tool|user|verified] [--block SOURCE]... [--unblock SOURCE]...",
+    {
+      "min-trust": { type: "string" },
+      block: { type: "string", multiple: true },
+      unblock: { type: "string", multiple: true },
+    },
+    async (values, positionals, io) => {
+      const subject = need(positionals, 0, "SUBJECT");
+      const minTrust = values["min-trust"] as string | undefined;
+      const block = (values.block as unknown as string[] | undefined) ?? [];
+      const unblock = (values.unblock as unknown as string[] | undefined) ?? [];
+      return withDeps(values, io, async (deps) => {
+        const current = await deps.events.trustPolicy(subject);
+        if (minTrust === undefined && block.length === 0 && unblock.length === 0) {
+          print(
+            io,
+            values,
+            current,
+            `minTrust ${current.minTrust}; blocked: ${current.blockedSources.join(", ") || "none"}`,
+          );
+          return EXIT.ok;
+        }
+        const parsed = TrustPolicy.safeParse({
+          minTrust: minTrust ?? current.minTrust,
+          blockedSources: [...new Set([...current.blockedSources, ...block])].filter(
+            (source) => !unblock.includes(source),
+          ),
+        });
+        if (!parsed.success) throw new UsageError(describeIssues(parsed.error));
+        const result = await changeTrustPolicy(deps, subject, parsed.data);
+        print(
+          io,
+          values,
+          result,
+          `policy set: minTrust ${result.policy.minTrust}, blocked ${result.policy.blockedSources.join(", ") || "none"}; epoch ${result.inputEpoch}; STALE: ${result.staled.join(", ") || "none"}`,
+        );
+        return EXIT.ok;
       });
     },
   ),

@@ -51,6 +51,8 @@ export interface AppendPlan {
   clockAfter: { highWater: number; inputEpoch: number };
   /** Why the epoch moved ("revokes m-4", "new conflict on k @ s"), empty when it did not. */
   epochReasons: string[];
+  /** Whether a new event revokes or supersedes another: validity changed, not only the conflicts. */
+  validityChanged: boolean;
 }
 
 /** Identifies a position on a (key, scope) compactly: the index stores these, not whole values. */
@@ -151,6 +153,7 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
       inputEpoch: reads.clock.inputEpoch + (moved ? 1 : 0),
     },
     epochReasons,
+    validityChanged: actorsAdded.size > 0,
   };
 }
 

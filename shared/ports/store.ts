@@ -33,6 +33,8 @@ export interface AppendResult {
   inputEpoch: number;
   /** Whether the append revoked, superseded or created a new conflict (the epoch moved). */
   epochMoved: boolean;
+  /** Whether the append revoked or superseded something (validity changed, not only a new conflict). */
+  validityChanged: boolean;
   /** Atomic chunks the batch was written in (1 unless the engine bounds a transaction). */
   chunks: number;
 }

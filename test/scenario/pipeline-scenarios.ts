@@ -7,6 +7,7 @@ import { approve, recover, review } from "../../shared/app/operations.ts";
 import type { Deps } from "../../shared/app/pipeline.ts";
 import {
   appendEvents,
+  changeTrustPolicy,
   generate,
   publish,
   readInputs,
@@ -122,6 +123,59 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const served = await recall(deps, subject);
       expect(served.mode).toBe("summary");
       expect(served.claims.flatMap((c) => c.derivedFrom)).not.toContain("m-2");
+    });
+
+    it("a raised trust policy makes summaries derived from now-untrusted inputs STALE", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, [
+        ...factsBatch(1, 4),
+        {
+          eventId: "t-1",
+          kind: "fact",
+          text: "build is green",
+          trust: "tool",
+          assertions: [{ key: "build", value: { text: "green" }, polarity: "affirmed" }],
+        },
+      ]);
+      const first = (await run(deps, await takeSnapshot(deps, subject))) as { artifactId: string };
+      const changed = await changeTrustPolicy(deps, subject, { minTrust: "user", blockedSources: [] });
+      expect(changed.staled).toEqual([first.artifactId]);
+      const raw = await recall(deps, subject);
+      expect(raw.mode).toBe("raw");
+      expect(raw.events.map((e) => e.eventId)).not.toContain("t-1");
+      await run(deps, await takeSnapshot(deps, subject));
+      const served = await recall(deps, subject);
+      expect(served.claims.flatMap((c) => c.derivedFrom)).not.toContain("t-1");
+    });
+
+    it("a new conflict stops serving the summary without making it STALE; the rebuild keeps both sides", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 4));
+      const first = (await run(deps, await takeSnapshot(deps, subject))) as { artifactId: string };
+      const conflicting = await appendEvents(deps, subject, [
+        {
+          eventId: "x-1",
+          kind: "decision",
+          text: "item 2 is 3 km",
+          assertions: [{ key: "item-2", value: { quantity: "3", unit: "km" }, polarity: "affirmed" }],
+        },
+      ]);
+      expect(conflicting).toMatchObject({
+        epochMoved: true,
+        validityChanged: false,
+        staled: [],
+        rebuildRequested: true,
+      });
+      expect((await recall(deps, subject)).mode).toBe("raw");
+      expect((await deps.artifacts.getRecord(subject, first.artifactId))?.status).toBe("PUBLISHED");
+      await run(deps, await takeSnapshot(deps, subject));
+      const served = await recall(deps, subject);
+      expect(served.unresolvedConflicts).toEqual([
+        { key: "item-2", scope: "global", members: ["m-2", "x-1"] },
+      ]);
+      expect((await deps.artifacts.getRecord(subject, first.artifactId))?.status).toBe("SUPERSEDED");
     });
 
     it("a generation timeout records nothing and is a generation failure", async () => {

@@ -185,11 +185,13 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     const duplicates: string[] = [];
     let last: Clock | null = null;
     let epochMoved = false;
+    let validityChanged = false;
     for (const chunk of chunks) {
       const plan = await this.appendChunk(subject, chunk, known);
       appended.push(...plan.newEvents.map((entry) => entry.event.eventId));
       duplicates.push(...plan.duplicates);
       epochMoved ||= plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch;
+      validityChanged ||= plan.validityChanged;
       last = plan.clockAfter;
     }
     last ??= await this.readClock(subject);
@@ -199,6 +201,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       highWater: last.highWater,
       inputEpoch: last.inputEpoch,
       epochMoved,
+      validityChanged,
       chunks: chunks.length,
     };
   }

@@ -254,6 +254,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
         highWater: plan.clockAfter.highWater,
         inputEpoch: plan.clockAfter.inputEpoch,
         epochMoved: plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch,
+        validityChanged: plan.validityChanged,
         chunks: 1,
       };
     });
