@@ -175,6 +175,18 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
         throw error;
       }
     };
+    return this.enqueue(run);
+  }
+
+  /**
+   * Runs a read after every operation this process started before it: a read never sees another
+   * operation's transaction half done (async work inside a transaction yields to other callers).
+   */
+  private read<T>(work: () => T): Promise<T> {
+    return this.enqueue(async () => work());
+  }
+
+  private enqueue<T>(run: () => Promise<T>): Promise<T> {
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;
@@ -289,30 +301,38 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   async snapshot(subject: string): Promise<Snapshot> {
     // One read transaction: clock and alias from the same database state.
-    const read = this.db.transaction(() => ({
-      clock: this.readClock(subject),
-      alias: this.readAliasRow(subject),
-    }));
-    const { clock, alias } = read.deferred();
-    return snapshotOf(subject, clock, alias);
+    return this.read(() => {
+      const read = this.db.transaction(() => ({
+        clock: this.readClock(subject),
+        alias: this.readAliasRow(subject),
+      }));
+      const { clock, alias } = read.deferred();
+      return snapshotOf(subject, clock, alias);
+    });
   }
 
   async eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
-    const rows = this.statement(
-      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence <= ? ORDER BY sequence",
-    ).all(subject, highWater) as EventRow[];
-    return rows.map(parseStoredEvent);
+    return this.read(() => {
+      const rows = this.statement(
+        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence <= ? ORDER BY sequence",
+      ).all(subject, highWater) as EventRow[];
+      return rows.map(parseStoredEvent);
+    });
   }
 
   async eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
-    const rows = this.statement(
-      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence",
-    ).all(subject, after) as EventRow[];
-    return rows.map(parseStoredEvent);
+    return this.read(() => {
+      const rows = this.statement(
+        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence",
+      ).all(subject, after) as EventRow[];
+      return rows.map(parseStoredEvent);
+    });
   }
 
   async trustPolicy(subject: string): Promise<TrustPolicy> {
-    return this.readClock(subject).policy;
+    return this.read(() => {
+      return this.readClock(subject).policy;
+    });
   }
 
   async setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock> {
@@ -325,7 +345,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   async readAlias(subject: string): Promise<AliasState | null> {
-    return this.readAliasRow(subject);
+    return this.read(() => {
+      return this.readAliasRow(subject);
+    });
   }
 
   async publishIfUnchanged(request: PublishRequest): Promise<AliasState> {
@@ -445,18 +467,22 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   async getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null> {
-    const row = this.statement("SELECT * FROM artifacts WHERE subject = ? AND artifact_id = ?").get(
-      subject,
-      artifactId,
-    ) as ArtifactRow | undefined;
-    return row ? toRecord(row) : null;
+    return this.read(() => {
+      const row = this.statement("SELECT * FROM artifacts WHERE subject = ? AND artifact_id = ?").get(
+        subject,
+        artifactId,
+      ) as ArtifactRow | undefined;
+      return row ? toRecord(row) : null;
+    });
   }
 
   async listRecords(subject: string): Promise<ArtifactRecord[]> {
-    const rows = this.statement(
-      "SELECT * FROM artifacts WHERE subject = ? ORDER BY created_at, artifact_id",
-    ).all(subject) as ArtifactRow[];
-    return rows.map(toRecord);
+    return this.read(() => {
+      const rows = this.statement(
+        "SELECT * FROM artifacts WHERE subject = ? ORDER BY created_at, artifact_id",
+      ).all(subject) as ArtifactRow[];
+      return rows.map(toRecord);
+    });
   }
 
   async transition(
@@ -487,17 +513,26 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   async settings(): Promise<TenantSettings> {
-    const row = this.statement("SELECT value FROM settings WHERE id = 1").get() as
-      | { value: string }
-      | undefined;
-    return row
-      ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.value) as Partial<TenantSettings>) }
-      : DEFAULT_SETTINGS;
+    return this.read(() => {
+      const row = this.statement("SELECT value FROM settings WHERE id = 1").get() as
+        | { value: string }
+        | undefined;
+      return row
+        ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.value) as Partial<TenantSettings>) }
+        : DEFAULT_SETTINGS;
+    });
   }
 
   async updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
     return this.exclusive(async () => {
-      const next = { ...(await this.settings()), ...patch };
+      const row = this.statement("SELECT value FROM settings WHERE id = 1").get() as
+        | { value: string }
+        | undefined;
+      const next = {
+        ...DEFAULT_SETTINGS,
+        ...(row ? (JSON.parse(row.value) as Partial<TenantSettings>) : {}),
+        ...patch,
+      };
       this.statement(
         "INSERT INTO settings (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value",
       ).run(JSON.stringify(next));
