@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { canonicalDate } from "./dates.ts";
 import { canonicalJson } from "./hashing.ts";
 import type { Mention } from "./mentions.ts";
@@ -52,32 +53,37 @@ export const GATE_REASON_CODES = [
 ] as const;
 export type GateReasonCode = (typeof GATE_REASON_CODES)[number];
 
-export interface GateReason {
-  code: GateReasonCode;
-  key: string | null;
-  scope: string | null;
-  eventId: string | null;
-  detail: string;
-}
+/** The gate's report, as the contract prints it with --json; a schema, since stores keep it. */
+export const GateReason = z.object({
+  code: z.enum(GATE_REASON_CODES),
+  key: z.string().nullable(),
+  scope: z.string().nullable(),
+  eventId: z.string().nullable(),
+  detail: z.string(),
+});
+export type GateReason = z.infer<typeof GateReason>;
 
-export interface GateStats {
-  events: number;
-  validInputs: number;
-  mustPreserve: number;
-  conflicts: number;
-  openTasks: number;
-  claims: number;
-  pending: number;
-  coldRefs: number;
-  tokens: number | null;
-  budget: number | null;
-}
+const count = z.number().int().nonnegative();
+export const GateStats = z.object({
+  events: count,
+  validInputs: count,
+  mustPreserve: count,
+  conflicts: count,
+  openTasks: count,
+  claims: count,
+  pending: count,
+  coldRefs: count,
+  tokens: count.nullable(),
+  budget: count.nullable(),
+});
+export type GateStats = z.infer<typeof GateStats>;
 
-export interface GateReport {
-  verdict: "pass" | "reject";
-  reasons: GateReason[];
-  stats: GateStats;
-}
+export const GateReport = z.object({
+  verdict: z.enum(["pass", "reject"]),
+  reasons: z.array(GateReason),
+  stats: GateStats,
+});
+export type GateReport = z.infer<typeof GateReport>;
 
 interface AssertionEntry {
   key: string;

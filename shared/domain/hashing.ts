@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
-import type { InputRef, MemoryEvent, SequencedEvent } from "./schemas.ts";
+import type { InputRef, SequencedEvent } from "./schemas.ts";
+import { MemoryEvent } from "./schemas.ts";
 
 /**
  * Hashes are over RFC 8785 (JSON Canonicalization Scheme) bytes, never over field order: the same
@@ -39,6 +40,11 @@ const storedHashes = new WeakMap<object, string>();
 export function withStoredHash<T extends MemoryEvent>(event: T, hash: string): T {
   storedHashes.set(event, hash);
   return event;
+}
+
+/** An event read back from a store: its body checked again, its sequence and stored hash attached. */
+export function decodeStoredEvent(body: string, sequence: number, hash: string): SequencedEvent {
+  return withStoredHash({ ...MemoryEvent.parse(JSON.parse(body)), sequence }, hash);
 }
 
 /** The ordered (id, sequence, hash) list that binds a snapshot's inputs. */

@@ -15,14 +15,10 @@ import {
 import { z } from "zod";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
-import type { GateReport } from "../../domain/gate.ts";
-import { withStoredHash } from "../../domain/hashing.ts";
+import { GateReport } from "../../domain/gate.ts";
+import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
-import {
-  DEFAULT_TRUST_POLICY,
-  MemoryEvent as MemoryEventSchema,
-  TrustPolicy as TrustPolicySchema,
-} from "../../domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
 import {
   AlreadyWrittenError,
   PublishRefusedError,
@@ -149,7 +145,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         );
         for (const raw of result.Responses?.[this.tableName] ?? []) {
           const item = EventItem.parse(raw);
-          const event = parseEventBody(item.body, item.seq, item.hash);
+          const event = decodeStoredEvent(item.body, item.seq, item.hash);
           found.set(event.eventId, { event, hash: item.hash, actors: item.actors });
         }
         keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
@@ -413,7 +409,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       );
       for (const raw of page.Items ?? []) {
         const item = EventItem.parse(raw);
-        events.push(parseEventBody(item.body, item.seq, item.hash));
+        events.push(decodeStoredEvent(item.body, item.seq, item.hash));
       }
       start = page.LastEvaluatedKey;
     } while (start);
@@ -682,10 +678,6 @@ function clockOf(item: Record<string, unknown> | undefined): Clock & { policy: T
   };
 }
 
-function parseEventBody(body: string, sequence: number, hash: string): SequencedEvent {
-  return withStoredHash({ ...MemoryEventSchema.parse(JSON.parse(body)), sequence }, hash);
-}
-
 function recordOf(raw: Record<string, unknown>): ArtifactRecord {
   const item = ArtifactItem.parse(raw);
   return {
@@ -696,7 +688,7 @@ function recordOf(raw: Record<string, unknown>): ArtifactRecord {
     inputEpoch: item.inputEpoch,
     parentArtifactId: item.parentArtifactId,
     inputRoot: item.inputRoot,
-    gate: JSON.parse(item.gate) as GateReport,
+    gate: GateReport.parse(JSON.parse(item.gate)),
     createdAt: item.createdAt,
   };
 }

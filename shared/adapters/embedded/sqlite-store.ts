@@ -5,13 +5,12 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
-import type { GateReport } from "../../domain/gate.ts";
-import { withStoredHash } from "../../domain/hashing.ts";
+import { GateReport } from "../../domain/gate.ts";
+import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
 import {
   DEFAULT_TRUST_POLICY,
   Manifest as ManifestSchema,
-  MemoryEvent as MemoryEventSchema,
   TrustPolicy as TrustPolicySchema,
 } from "../../domain/schemas.ts";
 import {
@@ -542,10 +541,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 }
 
 function parseStoredEvent(row: EventRow): SequencedEvent {
-  return withStoredHash(
-    { ...MemoryEventSchema.parse(JSON.parse(row.body)), sequence: row.sequence },
-    row.hash,
-  );
+  return decodeStoredEvent(row.body, row.sequence, row.hash);
 }
 
 function toRecord(row: ArtifactRow): ArtifactRecord {
@@ -557,7 +553,7 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
     inputEpoch: row.input_epoch,
     parentArtifactId: row.parent_artifact_id,
     inputRoot: row.input_root,
-    gate: JSON.parse(row.gate) as GateReport,
+    gate: GateReport.parse(JSON.parse(row.gate)),
     createdAt: row.created_at,
   };
 }
