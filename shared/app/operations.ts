@@ -4,7 +4,7 @@ import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/sche
 import { canonicalValue, describeValue } from "../domain/values.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
 import type { Deps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
-import { generate, publish, readInputs, recall, takeSnapshot } from "./pipeline.ts";
+import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
 
 /**
  * Release operations: shadow review and approval, and forward recovery. Each goes through the same
@@ -118,11 +118,5 @@ export function approve(deps: Deps, artifactId: string): Promise<PublishOutcome>
  * rolled forward through the same CAS. Nothing is deleted; the bad summary is never an input.
  */
 export async function recover(deps: Deps, subject: string): Promise<RunOutcome> {
-  const snapshot = await takeSnapshot(deps, subject);
-  const generated = await generate(deps, snapshot);
-  if (generated.status !== "CANDIDATE") return generated;
-  const published = await publish(deps, generated.artifactId, { approve: true });
-  return published.status === "PUBLISHED"
-    ? { status: "PUBLISHED", artifactId: generated.artifactId, alias: published.alias, gate: generated.gate }
-    : { status: "SHADOW", artifactId: generated.artifactId, gate: generated.gate };
+  return run(deps, await takeSnapshot(deps, subject), { approve: true });
 }

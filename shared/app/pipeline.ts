@@ -367,11 +367,15 @@ export type RunOutcome =
   | GenerateOutcome
   | { status: "PUBLISHED" | "SHADOW"; artifactId: string; alias?: AliasState; gate: GateReport };
 
-/** The worker: generate, then publish a passing candidate. */
-export async function run(deps: Deps, snapshot: Snapshot): Promise<RunOutcome> {
+/** The worker: generate, then publish a passing candidate (`approve` publishes even in shadow mode). */
+export async function run(
+  deps: Deps,
+  snapshot: Snapshot,
+  options: { approve?: boolean } = {},
+): Promise<RunOutcome> {
   const generated = await generate(deps, snapshot);
   if (generated.status !== "CANDIDATE") return generated;
-  const published = await publish(deps, generated.artifactId);
+  const published = await publish(deps, generated.artifactId, options);
   return published.status === "PUBLISHED"
     ? { status: "PUBLISHED", artifactId: generated.artifactId, alias: published.alias, gate: generated.gate }
     : { status: "SHADOW", artifactId: generated.artifactId, gate: generated.gate };
