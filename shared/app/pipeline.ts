@@ -12,7 +12,7 @@ import {
   ConsolidationOutput as ConsolidationOutputSchema,
   MemoryEvent as MemoryEventSchema,
 } from "../domain/schemas.ts";
-import { checkEventLog, SELECTOR_VERSION, selectInputs } from "../domain/selector.ts";
+import { checkEventLog, SELECTOR_VERSION, type Selection, selectInputs } from "../domain/selector.ts";
 import { NotFoundError, PublishRefusedError } from "../ports/errors.ts";
 import type {
   AliasPort,
@@ -55,16 +55,26 @@ export interface SnapshotInputs {
   context: GateContext;
 }
 
+/** The events through `highWater` and which of them are valid inputs, under the subject's policy. */
+export async function readSelection(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  highWater: number,
+): Promise<{ events: SequencedEvent[]; selection: Selection }> {
+  const [events, policy] = await Promise.all([
+    deps.events.eventsThrough(subject, highWater),
+    deps.events.trustPolicy(subject),
+  ]);
+  return { events, selection: selectInputs(checkEventLog(events), highWater, policy) };
+}
+
+/** The selection plus the gate's index over it (must-preserve set, conflicts, held tokens). */
 export async function readInputs(
   deps: Pick<Deps, "events">,
   subject: string,
   highWater: number,
 ): Promise<SnapshotInputs> {
-  const [events, policy] = await Promise.all([
-    deps.events.eventsThrough(subject, highWater),
-    deps.events.trustPolicy(subject),
-  ]);
-  const selection = selectInputs(checkEventLog(events), highWater, policy);
+  const { events, selection } = await readSelection(deps, subject, highWater);
   return { events, context: buildGateContext(selection, events.length) };
 }
 
@@ -109,13 +119,13 @@ export async function invalidate(
   subject: string,
 ): Promise<{ staled: string[]; rebuildRequested: boolean }> {
   const snapshot = await deps.events.snapshot(subject);
-  const { context } = await readInputs(deps, subject, snapshot.highWater);
+  const { selection } = await readSelection(deps, subject, snapshot.highWater);
   const staled: string[] = [];
   for (const record of await deps.artifacts.listRecords(subject)) {
     if (!["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
     // The input list lives in the manifest: one read per live artifact, never an item per input.
     const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
-    const lost = manifest.inputIds.filter((id) => !context.selection.validIds.has(id));
+    const lost = manifest.inputIds.filter((id) => !selection.validIds.has(id));
     if (lost.length === 0) continue;
     if (
       await deps.artifacts.transition(
@@ -348,14 +358,9 @@ async function recheckInputs(deps: Deps, manifest: Manifest): Promise<void> {
       "epoch-moved",
       `the clock is at epoch ${snapshot.inputEpoch}, ${manifest.artifactId} was built at ${manifest.inputEpoch}`,
     );
-  // Re-read every input version and recompute validity and hashes (no gate index is needed here).
-  const [events, policy] = await Promise.all([
-    deps.events.eventsThrough(manifest.subject, manifest.newCoversThrough),
-    deps.events.trustPolicy(manifest.subject),
-  ]);
-  const root = inputRoot(
-    inputRefs(selectInputs(checkEventLog(events), manifest.newCoversThrough, policy).validInputs),
-  );
+  // Re-read every input version and re-derive validity (no gate index is needed here).
+  const { selection } = await readSelection(deps, manifest.subject, manifest.newCoversThrough);
+  const root = inputRoot(inputRefs(selection.validInputs));
   if (root !== manifest.inputRoot)
     throw new PublishRefusedError(
       "epoch-moved",
@@ -458,7 +463,7 @@ export async function recall(
 }
 
 async function rawRecall(deps: Pick<Deps, "events">, snapshot: Snapshot, reason: string): Promise<Recall> {
-  const { context } = await readInputs(deps, snapshot.subject, snapshot.highWater);
+  const { selection } = await readSelection(deps, snapshot.subject, snapshot.highWater);
   return {
     mode: "raw",
     reason,
@@ -470,6 +475,6 @@ async function rawRecall(deps: Pick<Deps, "events">, snapshot: Snapshot, reason:
     unresolvedConflicts: [],
     summary: null,
     tail: [],
-    events: context.selection.validInputs,
+    events: selection.validInputs,
   };
 }

@@ -8,6 +8,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  type QueryCommandInput,
   TransactGetCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -389,31 +390,41 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     return snapshotOf(subject, clock, alias);
   }
 
+  /** Every item a Query matches, page after page (strongly consistent). */
+  private async queryAll(
+    input: Omit<QueryCommandInput, "TableName" | "ExclusiveStartKey" | "ConsistentRead">,
+  ) {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          ...input,
+          TableName: this.tableName,
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
   private async queryBySequence(
     subject: string,
     condition: string,
     bound: number,
   ): Promise<SequencedEvent[]> {
-    const events: SequencedEvent[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: TABLE_KEYS.sequenceIndex,
-          KeyConditionExpression: `pk = :pk AND ${condition}`,
-          ExpressionAttributeValues: { ":pk": pk(subject), ":bound": bound },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const raw of page.Items ?? []) {
-        const item = EventItem.parse(raw);
-        events.push(decodeStoredEvent(item.body, item.seq, item.hash));
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return events;
+    const items = await this.queryAll({
+      IndexName: TABLE_KEYS.sequenceIndex,
+      KeyConditionExpression: `pk = :pk AND ${condition}`,
+      ExpressionAttributeValues: { ":pk": pk(subject), ":bound": bound },
+    });
+    return items.map((raw) => {
+      const item = EventItem.parse(raw);
+      return decodeStoredEvent(item.body, item.seq, item.hash);
+    });
   }
 
   eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
@@ -563,21 +574,11 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   }
 
   async listRecords(subject: string): Promise<ArtifactRecord[]> {
-    const records: ArtifactRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          ExpressionAttributeValues: { ":pk": pk(subject), ":prefix": "A#" },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      records.push(...(page.Items ?? []).map(recordOf));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const items = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": pk(subject), ":prefix": "A#" },
+    });
+    const records = items.map(recordOf);
     return records.sort((a, b) =>
       a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.artifactId < b.artifactId ? -1 : 1,
     );

@@ -311,19 +311,18 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   async eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
-    return this.read(() => {
-      const rows = this.statement(
-        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence <= ? ORDER BY sequence",
-      ).all(subject, highWater) as EventRow[];
-      return rows.map(parseStoredEvent);
-    });
+    return this.eventsWhere(subject, "sequence <= ?", highWater);
   }
 
   async eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
+    return this.eventsWhere(subject, "sequence > ?", after);
+  }
+
+  private eventsWhere(subject: string, condition: string, bound: number): Promise<SequencedEvent[]> {
     return this.read(() => {
       const rows = this.statement(
-        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence",
-      ).all(subject, after) as EventRow[];
+        `SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND ${condition} ORDER BY sequence`,
+      ).all(subject, bound) as EventRow[];
       return rows.map(parseStoredEvent);
     });
   }
