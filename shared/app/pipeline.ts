@@ -12,7 +12,13 @@ import {
   ConsolidationOutput as ConsolidationOutputSchema,
   MemoryEvent as MemoryEventSchema,
 } from "../domain/schemas.ts";
-import { checkEventLog, SELECTOR_VERSION, type Selection, selectInputs } from "../domain/selector.ts";
+import {
+  checkEventLog,
+  SELECTOR_VERSION,
+  type Selection,
+  type SelectorVersion,
+  selectInputs,
+} from "../domain/selector.ts";
 import { NotFoundError, PublishRefusedError } from "../ports/errors.ts";
 import type {
   AliasPort,
@@ -46,6 +52,8 @@ export interface Deps {
   generationTimeoutMs: number;
   /** Token budget for summaries; none when absent. */
   budget?: number;
+  /** The selector new artifacts are built with (forward recovery may pick v1); default the current one. */
+  selectorVersion?: SelectorVersion;
   progress: (line: string) => void;
 }
 
@@ -60,12 +68,13 @@ export async function readSelection(
   deps: Pick<Deps, "events">,
   subject: string,
   highWater: number,
+  version: SelectorVersion = SELECTOR_VERSION,
 ): Promise<{ events: SequencedEvent[]; selection: Selection }> {
   const [events, policy] = await Promise.all([
     deps.events.eventsThrough(subject, highWater),
     deps.events.trustPolicy(subject),
   ]);
-  return { events, selection: selectInputs(checkEventLog(events), highWater, policy) };
+  return { events, selection: selectInputs(checkEventLog(events), highWater, policy, version) };
 }
 
 /** The selection plus the gate's index over it (must-preserve set, conflicts, held tokens). */
@@ -73,9 +82,15 @@ export async function readInputs(
   deps: Pick<Deps, "events">,
   subject: string,
   highWater: number,
+  version: SelectorVersion = SELECTOR_VERSION,
 ): Promise<SnapshotInputs> {
-  const { events, selection } = await readSelection(deps, subject, highWater);
+  const { events, selection } = await readSelection(deps, subject, highWater, version);
   return { events, context: buildGateContext(selection, events.length) };
+}
+
+/** The selector a manifest was built with (manifests from before v2 say "v1"). */
+export function selectorOf(manifest: Manifest): SelectorVersion {
+  return manifest.selectorVersion === "v1" ? "v1" : "v2";
 }
 
 // ---------------------------------------------------------------- append and invalidation
@@ -115,16 +130,26 @@ export async function changeTrustPolicy(deps: Deps, subject: string, policy: Tru
 
 /** Marks STALE every live artifact that used an input which is no longer valid; requests a rebuild. */
 export async function invalidate(
-  deps: Deps,
+  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
   subject: string,
 ): Promise<{ staled: string[]; rebuildRequested: boolean }> {
   const snapshot = await deps.events.snapshot(subject);
-  const { selection } = await readSelection(deps, subject, snapshot.highWater);
+  // Each artifact's inputs are judged by the selector that chose them (recovery may use v1).
+  const selections = new Map<SelectorVersion, Selection>();
+  const selectionFor = async (version: SelectorVersion) => {
+    let selection = selections.get(version);
+    if (!selection) {
+      selection = (await readSelection(deps, subject, snapshot.highWater, version)).selection;
+      selections.set(version, selection);
+    }
+    return selection;
+  };
   const staled: string[] = [];
   for (const record of await deps.artifacts.listRecords(subject)) {
     if (!["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
     // The input list lives in the manifest: one read per live artifact, never an item per input.
     const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
+    const selection = await selectionFor(selectorOf(manifest));
     const lost = manifest.inputIds.filter((id) => !selection.validIds.has(id));
     if (lost.length === 0) continue;
     if (
@@ -214,7 +239,12 @@ export async function generate(deps: Deps, snapshot: Snapshot): Promise<Generate
       reason: `the epoch moved from ${snapshot.inputEpoch} to ${current.inputEpoch}; a fresher snapshot supersedes this one`,
     };
   deps.progress(`selecting the inputs of ${snapshot.subject} through ${snapshot.highWater}`);
-  const { context } = await readInputs(deps, snapshot.subject, snapshot.highWater);
+  const { context } = await readInputs(
+    deps,
+    snapshot.subject,
+    snapshot.highWater,
+    deps.selectorVersion ?? SELECTOR_VERSION,
+  );
   const refs = inputRefs(context.selection.validInputs);
   const artifactId = newArtifactId(snapshot.subject, snapshot.highWater, deps.newId());
   deps.progress(
@@ -232,7 +262,7 @@ export async function generate(deps: Deps, snapshot: Snapshot): Promise<Generate
     inputIds: refs.map((ref) => ref.eventId),
     inputs: refs,
     inputRoot: inputRoot(refs),
-    selectorVersion: SELECTOR_VERSION,
+    selectorVersion: context.selection.selectorVersion,
     promptVersion: deps.prompt.version,
     promptHash: deps.prompt.hash,
     modelSnapshot: deps.model.name,
@@ -359,7 +389,12 @@ async function recheckInputs(deps: Deps, manifest: Manifest): Promise<void> {
       `the clock is at epoch ${snapshot.inputEpoch}, ${manifest.artifactId} was built at ${manifest.inputEpoch}`,
     );
   // Re-read every input version and re-derive validity (no gate index is needed here).
-  const { selection } = await readSelection(deps, manifest.subject, manifest.newCoversThrough);
+  const { selection } = await readSelection(
+    deps,
+    manifest.subject,
+    manifest.newCoversThrough,
+    selectorOf(manifest),
+  );
   const root = inputRoot(inputRefs(selection.validInputs));
   if (root !== manifest.inputRoot)
     throw new PublishRefusedError(

@@ -13,8 +13,10 @@ import {
   subjectOfArtifact,
   takeSnapshot,
 } from "../app/pipeline.ts";
+import { migrateSelectors } from "../app/selector-migration.ts";
 import { Snapshot, TrustPolicy } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
+import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "../domain/validity.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
 import { readUserText } from "../io/read-text.ts";
 import {
@@ -50,7 +52,12 @@ function positiveInt(value: string | boolean | undefined, flag: string): number 
 }
 
 /** Opens the stores and the use cases' dependencies, runs `work`, always closes. */
-async function withDeps<T>(values: Values, io: Io, work: (deps: Deps) => Promise<T>): Promise<T> {
+async function withDeps<T>(
+  values: Values,
+  io: Io,
+  work: (deps: Deps) => Promise<T>,
+  overrides: Partial<Pick<Deps, "selectorVersion">> = {},
+): Promise<T> {
   const store = (values.store as string | undefined) ?? "embedded";
   if (store !== "embedded" && store !== "aws")
     throw new UsageError(`--store must be embedded or aws, got "${store}"`);
@@ -58,17 +65,23 @@ async function withDeps<T>(values: Values, io: Io, work: (deps: Deps) => Promise
   try {
     let deps: Deps;
     try {
-      deps = pipelineDeps(stores, {
-        model: values.model as string | undefined,
-        prompt: values.prompt as string | undefined,
-        budget: positiveInt(values.budget, "--budget"),
-        timeoutMs: positiveInt(values["timeout-ms"], "--timeout-ms"),
-        progress: (line) => io.err(`memgate: ${line}`),
-      });
+      deps = {
+        ...pipelineDeps(stores, {
+          model: values.model as string | undefined,
+          prompt: values.prompt as string | undefined,
+          budget: positiveInt(values.budget, "--budget"),
+          timeoutMs: positiveInt(values["timeout-ms"], "--timeout-ms"),
+          progress: (line) => io.err(`memgate: ${line}`),
+        }),
+        ...overrides,
+      };
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new InputError(error instanceof Error ? error.message : String(error), { cause: error });
     }
+    // The embedded store moves its subjects to the current selector when it is opened (a query
+    // that finds none once done); a DynamoDB table is moved once by `memgate migrate --store aws`.
+    if (store === "embedded") await migrateSelectors(deps);
     return await work(deps);
   } finally {
     stores.close();
@@ -358,17 +371,40 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   }),
 
   recover: command(
-    "memgate recover SUBJECT [--selector v1] [--prompt VERSION] [--model NAME]",
+    "memgate recover SUBJECT [--selector v1|v2] [--prompt VERSION] [--model NAME]",
     { selector: { type: "string" } },
     async (values, positionals, io) => {
       const subject = need(positionals, 0, "SUBJECT");
-      const selector = (values.selector as string | undefined) ?? "v1";
-      if (selector !== "v1") throw new UsageError(`--selector: only v1 exists, got "${selector}"`);
-      return withDeps(values, io, async (deps) => {
-        const result = await recover(deps, subject);
-        return reportRun(result, values, io);
-      });
+      const selector = (values.selector as string | undefined) ?? SELECTOR_VERSION;
+      if (!(SELECTOR_VERSIONS as readonly string[]).includes(selector))
+        throw new UsageError(`--selector must be one of ${SELECTOR_VERSIONS.join(", ")}, got "${selector}"`);
+      return withDeps(
+        values,
+        io,
+        async (deps) => {
+          const result = await recover(deps, subject);
+          return reportRun(result, values, io);
+        },
+        { selectorVersion: selector as SelectorVersion },
+      );
     },
+  ),
+
+  migrate: command(
+    "memgate migrate\n\nMoves every subject created before selector v2 onto it: where v2 reads a log differently\n(a supersession chain, a compatible pair v1 called a conflict) the epoch moves once, recall\nfalls back to raw and a rebuild is requested. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws).",
+    {},
+    async (values, _positionals, io) =>
+      withDeps(values, io, async (deps) => {
+        const migrated = await migrateSelectors(deps);
+        const moved = migrated.filter((m) => m.epochMoved);
+        print(
+          io,
+          values,
+          { migrated },
+          `${migrated.length} subjects moved to selector ${SELECTOR_VERSION}; epoch moved for ${moved.length}${moved.length > 0 ? `: ${moved.map((m) => m.subject).join(", ")}` : ""}`,
+        );
+        return EXIT.ok;
+      }),
   ),
 
   policy: command(

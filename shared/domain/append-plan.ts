@@ -1,6 +1,8 @@
+import { contradictionsV2, PositionSet } from "./conflicts.ts";
 import { eventHash, sha256 } from "./hashing.ts";
 import type { MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
-import { isTrusted, linkProblems } from "./selector.ts";
+import { linkProblems } from "./selector.ts";
+import { type ActorStanding, type Standing, sameStanding, standingOf } from "./validity.ts";
 import { canonicalValue } from "./values.ts";
 
 /**
@@ -49,9 +51,9 @@ export interface AppendPlan {
   index: ConflictIndexEntry[];
   clockBefore: { highWater: number; inputEpoch: number };
   clockAfter: { highWater: number; inputEpoch: number };
-  /** Why the epoch moved ("revokes m-4", "new conflict on k @ s"), empty when it did not. */
+  /** Why the epoch moved ("m-4 is now revoked", "new conflict on k @ s"), empty when it did not. */
   epochReasons: string[];
-  /** Whether a new event revokes or supersedes another: validity changed, not only the conflicts. */
+  /** Whether a stored event's validity changed (not only the conflicts). */
   validityChanged: boolean;
 }
 
@@ -125,22 +127,18 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
       actors.push(event.eventId);
       actorsAdded.set(target, actors);
     }
-    for (const [field, targets] of [
-      ["revokes", event.revokes],
-      ["supersedes", event.supersedes],
-    ] as const)
-      if ((targets ?? []).length > 0)
-        epochReasons.push(`${event.eventId} ${field} ${(targets ?? []).join(", ")}`);
   }
   if (problems.length > 0) throw new AppendProblem(problems);
 
-  const index = await planIndex(
-    newEvents.map((entry) => entry.event),
-    stored,
-    actorsAdded,
+  const standings = new Standings(
     reads,
-    epochReasons,
+    stored,
+    newEvents.map((entry) => entry.event),
+    actorsAdded,
   );
+  const changed = await standings.validityChanges();
+  epochReasons.push(...changed);
+  const index = await planIndex(newEvents, standings, reads, epochReasons);
   const moved = epochReasons.length > 0;
   return {
     newEvents,
@@ -153,7 +151,7 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
       inputEpoch: reads.clock.inputEpoch + (moved ? 1 : 0),
     },
     epochReasons,
-    validityChanged: actorsAdded.size > 0,
+    validityChanged: changed.length > 0,
   };
 }
 
@@ -164,19 +162,106 @@ function withoutSequence(event: MemoryEvent): MemoryEvent {
 }
 
 /**
- * Adds the new events' assertions to the index and, when the batch has not already moved the
- * epoch, checks whether any of them opens a new position beside another held by a valid event: a
- * new conflict, which moves the epoch.
+ * Where stored and new events stand before and after the batch, by the selector's own rule
+ * (`standingOf`, selector v2), loading events only as the answer needs them.
+ */
+class Standings {
+  private readonly records: Map<string, StoredEvent>;
+  private readonly newById: Map<string, SequencedEvent>;
+  private readonly memo = { before: new Map<string, Standing>(), after: new Map<string, Standing>() };
+
+  constructor(
+    private readonly reads: AppendReads,
+    stored: ReadonlyMap<string, StoredEvent>,
+    newEvents: readonly SequencedEvent[],
+    private readonly actorsAdded: ReadonlyMap<string, string[]>,
+  ) {
+    this.records = new Map(stored);
+    this.newById = new Map(newEvents.map((event) => [event.eventId, event]));
+  }
+
+  /** The event and the ids acting on it at that moment (new events exist only after). */
+  private async load(id: string): Promise<{ event: SequencedEvent; actors: string[] } | null> {
+    const fresh = this.newById.get(id);
+    if (fresh) return { event: fresh, actors: this.actorsAdded.get(id) ?? [] };
+    let record = this.records.get(id);
+    if (!record) {
+      record = (await this.reads.loadEvents([id])).get(id);
+      if (!record) return null;
+      this.records.set(id, record);
+    }
+    return { event: record.event, actors: [...record.actors, ...(this.actorsAdded.get(id) ?? [])] };
+  }
+
+  /** The standing of an event before the batch (`when` "before") or with it ("after"). */
+  async of(id: string, when: "before" | "after"): Promise<Standing> {
+    const known = this.memo[when].get(id);
+    if (known) return known;
+    const loaded = await this.load(id);
+    const absent: Standing = { admissible: false, valid: false, reason: "after-high-water" };
+    if (!loaded || (when === "before" && this.newById.has(id))) return absent;
+    const actors: ActorStanding[] = [];
+    for (const actorId of loaded.actors) {
+      if (when === "before" && this.newById.has(actorId)) continue;
+      const actor = await this.load(actorId);
+      if (!actor) continue;
+      const effect = (actor.event.revokes ?? []).includes(id) ? "revoked" : "superseded";
+      actors.push({ effect, standing: await this.of(actorId, when) });
+    }
+    const standing = standingOf(loaded.event, Number.POSITIVE_INFINITY, this.reads.policy, actors, "v2");
+    this.memo[when].set(id, standing);
+    return standing;
+  }
+
+  /** Whether an event is a valid input (content, not a revocation) with the batch. */
+  async isValidInput(id: string): Promise<boolean> {
+    const loaded = await this.load(id);
+    return loaded !== null && loaded.event.kind !== "revocation" && (await this.of(id, "after")).valid;
+  }
+
+  /**
+   * The stored events whose validity the batch changes, as epoch reasons. A changed standing
+   * propagates only to the events that event revokes or supersedes (lower sequences), so the
+   * walk starts at the batch's targets and stops where nothing changed.
+   */
+  async validityChanges(): Promise<string[]> {
+    const reasons: string[] = [];
+    const seen = new Set<string>();
+    const work = [...this.actorsAdded.keys()].filter((id) => !this.newById.has(id));
+    while (work.length > 0) {
+      const id = work.pop() as string;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const [before, after] = [await this.of(id, "before"), await this.of(id, "after")];
+      if (sameStanding(before, after)) continue;
+      const loaded = await this.load(id);
+      // A revocation's own validity is control, not content: what it revokes is checked next.
+      if (before.valid !== after.valid && loaded?.event.kind !== "revocation")
+        reasons.push(after.valid ? `${id} is valid again` : `${id} is now ${after.reason}`);
+      work.push(...(loaded?.event.revokes ?? []), ...(loaded?.event.supersedes ?? []));
+    }
+    return reasons.sort();
+  }
+
+  /** The stored event, when loaded. */
+  event(id: string): SequencedEvent | undefined {
+    return this.newById.get(id) ?? this.records.get(id)?.event;
+  }
+}
+
+/**
+ * Adds the new events' assertions to the index and, when nothing else moved the epoch (stored
+ * validity unchanged), checks whether they open a new contradiction: a position on a (key, scope)
+ * that now contradicts another event's and did not before (selector v2's rule).
  */
 async function planIndex(
-  newEvents: readonly SequencedEvent[],
-  stored: Map<string, StoredEvent>,
-  actorsAdded: ReadonlyMap<string, string[]>,
+  newEvents: ReadonlyArray<{ event: SequencedEvent }>,
+  standings: Standings,
   reads: AppendReads,
   epochReasons: string[],
 ): Promise<ConflictIndexEntry[]> {
   const touched = new Map<string, { key: string; scope: string }>();
-  for (const event of newEvents)
+  for (const { event } of newEvents)
     for (const assertion of event.assertions ?? [])
       touched.set(indexId(assertion.key, assertion.scope), assertion);
   if (touched.size === 0) return [];
@@ -184,32 +269,25 @@ async function planIndex(
   for (const entry of await reads.loadIndex([...touched.values()]))
     entries.set(indexId(entry.key, entry.scope), { ...entry, positions: { ...entry.positions } });
 
-  const newById = new Map(newEvents.map((event) => [event.eventId, event]));
-  const records = new Map(stored);
-  const active = new Map<string, boolean>();
-  /** In force now: trusted by the policy, and no event in force revokes or supersedes it. */
-  const isActive = async (id: string): Promise<boolean> => {
-    const known = active.get(id);
-    if (known !== undefined) return known;
-    let record = records.get(id);
-    if (!record && !newById.has(id)) {
-      record = (await reads.loadEvents([id])).get(id);
-      if (record) records.set(id, record);
+  if (epochReasons.length === 0)
+    for (const [id, { key, scope }] of touched) {
+      const before = await validPositions(entries.get(id), key, scope, standings);
+      const after = before.copy();
+      for (const { event } of newEvents) {
+        if (!(await standings.isValidInput(event.eventId))) continue;
+        for (const assertion of event.assertions ?? [])
+          if (assertion.key === key && assertion.scope === scope)
+            after.add(assertion.polarity, assertion.value, event.eventId);
+      }
+      const had = contradictionsV2(before.positions()).positions;
+      const has = contradictionsV2(after.positions()).positions;
+      if ([...has].some((position) => !had.has(position))) {
+        epochReasons.push(`new conflict on ${key} @ ${scope}`);
+        break;
+      }
     }
-    const event = newById.get(id) ?? record?.event;
-    let inForce = event !== undefined && isTrusted(event, reads.policy);
-    for (const actor of [...(record?.actors ?? []), ...(actorsAdded.get(id) ?? [])]) {
-      if (!inForce) break;
-      if (await isActive(actor)) inForce = false;
-    }
-    active.set(id, inForce);
-    return inForce;
-  };
-  /** A valid input: content (never a revocation) that is in force. */
-  const isValid = async (id: string): Promise<boolean> =>
-    (newById.get(id) ?? records.get(id)?.event)?.kind !== "revocation" && (await isActive(id));
 
-  for (const event of newEvents) {
+  for (const { event } of newEvents) {
     for (const assertion of event.assertions ?? []) {
       const id = indexId(assertion.key, assertion.scope);
       let entry = entries.get(id);
@@ -218,18 +296,6 @@ async function planIndex(
         entries.set(id, entry);
       }
       const position = positionId(assertion.polarity, assertion.value);
-      if (epochReasons.length === 0 && (await isValid(event.eventId))) {
-        const holdsAlready = await anyValid(entry.positions[position] ?? [], isValid);
-        let others = false;
-        for (const [other, holders] of Object.entries(entry.positions)) {
-          if (other !== position && (await anyValid(holders, isValid))) {
-            others = true;
-            break;
-          }
-        }
-        if (others && !holdsAlready)
-          epochReasons.push(`${event.eventId} opens a new conflict on ${assertion.key} @ ${assertion.scope}`);
-      }
       const holders = entry.positions[position] ?? [];
       if (!holders.includes(event.eventId)) entry.positions[position] = [...holders, event.eventId];
     }
@@ -237,8 +303,32 @@ async function planIndex(
   return [...touched.keys()].map((id) => entries.get(id) as ConflictIndexEntry);
 }
 
-async function anyValid(ids: readonly string[], isValid: (id: string) => Promise<boolean>): Promise<boolean> {
-  // Most recent first: a current holder is found without walking a long history.
-  for (let i = ids.length - 1; i >= 0; i--) if (await isValid(ids[i] as string)) return true;
-  return false;
+/**
+ * The positions stored events hold on (key, scope) while valid, with at most two valid holders
+ * each: whether holders differ is all contradiction asks. Most recent holders first, so a
+ * current holder is found without walking a long history.
+ */
+async function validPositions(
+  entry: ConflictIndexEntry | undefined,
+  key: string,
+  scope: string,
+  standings: Standings,
+): Promise<PositionSet> {
+  const set = new PositionSet();
+  for (const [position, holders] of Object.entries(entry?.positions ?? {})) {
+    let found = 0;
+    for (let i = holders.length - 1; i >= 0 && found < 2; i--) {
+      const holder = holders[i] as string;
+      if (!(await standings.isValidInput(holder))) continue;
+      const assertion = standings
+        .event(holder)
+        ?.assertions?.find(
+          (a) => a.key === key && a.scope === scope && positionId(a.polarity, a.value) === position,
+        );
+      if (!assertion) continue;
+      set.add(assertion.polarity, assertion.value, holder);
+      found++;
+    }
+  }
+  return set;
 }

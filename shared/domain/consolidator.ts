@@ -1,3 +1,4 @@
+import { positionKey } from "./conflicts.ts";
 import { budgetTokens, type GateContext } from "./gate.ts";
 import { contributesMentions, eventMentions, isMustPreserveAssertion } from "./must-preserve.ts";
 import type { Claim, ConsolidationOutput, Polarity, SequencedEvent, ValueData } from "./schemas.ts";
@@ -75,7 +76,11 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
         existing.value = Math.max(existing.value, eventValue(event, required));
         continue;
       }
-      const contested = context.conflictsByKeyScope.has(assertion.key, assertion.scope);
+      // Only a contradicting position is contested; one that contradicts nothing is settled.
+      const contested =
+        context.conflictsByKeyScope
+          .get(assertion.key, assertion.scope)
+          ?.contradicting.has(positionKey(assertion.polarity, valueKey)) ?? false;
       const draft: ClaimDraft = {
         claim: structuredClaim(
           assertion.key,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { positionKey } from "./conflicts.ts";
 import { canonicalDate } from "./dates.ts";
 import { canonicalJson } from "./hashing.ts";
 import type { Mention } from "./mentions.ts";
@@ -96,8 +97,8 @@ interface AssertionEntry {
 }
 
 interface ConflictEntry extends Conflict {
-  /** Each distinct (polarity, value) the members hold, with one member that holds it. */
-  positions: Map<string, { value: ValueData; polarity: Polarity; eventId: string }>;
+  /** Each contradicting (polarity, value) by its position id, with one member that holds it. */
+  contradicting: Map<string, { value: ValueData; valueKey: string; polarity: Polarity; eventId: string }>;
 }
 
 /** What numbers, dates and ids the valid inputs hold (CONTRACT §4a, foreign tokens). */
@@ -140,7 +141,7 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
     const entries = (event.assertions ?? []).map((assertion, index): AssertionEntry => {
       const valueKey = canonicalValue(assertion.value);
       const holders = holdersByKeyScope.upsert(assertion.key, assertion.scope, () => new Map());
-      const position = positionOf(assertion.polarity, valueKey);
+      const position = positionKey(assertion.polarity, valueKey);
       const eventIds = holders.get(position);
       if (!eventIds) holders.set(position, [event.eventId]);
       else if (eventIds[eventIds.length - 1] !== event.eventId) eventIds.push(event.eventId);
@@ -160,15 +161,15 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
   }
   const conflictsByKeyScope = new KeyScopeMap<ConflictEntry>();
   for (const conflict of selection.conflicts) {
-    const positions = new Map<string, { value: ValueData; polarity: Polarity; eventId: string }>();
-    for (const member of conflict.members) {
-      for (const entry of assertionsOn(assertionsByEvent, member, conflict.key, conflict.scope)) {
-        const position = positionOf(entry.polarity, entry.valueKey);
-        if (!positions.has(position))
-          positions.set(position, { value: entry.value, polarity: entry.polarity, eventId: member });
-      }
-    }
-    conflictsByKeyScope.set(conflict.key, conflict.scope, { ...conflict, positions });
+    const positions: ConflictEntry["contradicting"] = new Map();
+    for (const position of conflict.positions)
+      positions.set(positionKey(position.polarity, position.valueKey), {
+        value: position.value,
+        valueKey: position.valueKey,
+        polarity: position.polarity,
+        eventId: position.holders[0] ?? conflict.members[0] ?? "",
+      });
+    conflictsByKeyScope.set(conflict.key, conflict.scope, { ...conflict, contradicting: positions });
   }
   return {
     selection,
@@ -180,23 +181,6 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
     conflictsByKeyScope,
     held,
   };
-}
-
-/** One (polarity, canonical value) position on a (key, scope). */
-function positionOf(polarity: Polarity, valueKey: string): string {
-  return `${polarity}\u0000${valueKey}`;
-}
-
-/** An event's assertions on (key, scope): a scan of at most 64 entries. */
-function assertionsOn(
-  byEvent: Map<string, AssertionEntry[]>,
-  eventId: string,
-  key: string,
-  scope: string,
-): AssertionEntry[] {
-  const entries = byEvent.get(eventId);
-  if (!entries) return [];
-  return entries.filter((entry) => entry.key === key && entry.scope === scope);
 }
 
 function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
@@ -427,24 +411,7 @@ class GateCheck {
   private checkClaim(claim: Claim, index: number): void {
     const { key, scope, polarity } = claim;
 
-    const conflicted = this.context.conflictsByKeyScope.has(key, scope);
-    if (conflicted && claim.status === "settled")
-      this.add(
-        "conflict-settled",
-        key,
-        scope,
-        null,
-        `claims[${index}] states ${key} as settled, but its sources disagree; mark it contested`,
-      );
-    if (!conflicted && claim.status === "contested")
-      this.add(
-        "conflict-invented",
-        key,
-        scope,
-        null,
-        `claims[${index}] marks ${key} contested, but no valid inputs disagree on it`,
-      );
-
+    this.checkClaimStatus(claim, index);
     let matched = false;
     let sameKeySeen = false;
     for (let i = 0; i < claim.derivedFrom.length; i++) {
@@ -474,7 +441,7 @@ class GateCheck {
 
     const holders = this.context.holdersByKeyScope
       .get(key, scope)
-      ?.get(positionOf(polarity, this.valueKeyOf(claim)));
+      ?.get(positionKey(polarity, this.valueKeyOf(claim)));
     if (holders) {
       this.add(
         "provenance-missing",
@@ -513,6 +480,59 @@ class GateCheck {
       sources[0] ?? null,
       `${where} (${key} = ${describeValue(claim.value)}, ${polarity}): ${basis}`,
     );
+  }
+
+  /**
+   * Status against the conflicts (selector v2): a contradicting position must be contested; a
+   * position on a conflicted key that contradicts nothing is a settled fact, and contested where
+   * no conflict exists is invented.
+   */
+  private checkClaimStatus(claim: Claim, index: number): void {
+    const { key, scope } = claim;
+    const conflict = this.context.conflictsByKeyScope.get(key, scope);
+    if (!conflict) {
+      if (claim.status === "contested")
+        this.add(
+          "conflict-invented",
+          key,
+          scope,
+          null,
+          `claims[${index}] marks ${key} contested, but no valid inputs contradict each other on it`,
+        );
+      return;
+    }
+    const contradicting = this.isContradictingPosition(claim, conflict);
+    if (claim.status === "settled" && contradicting !== false)
+      this.add(
+        "conflict-settled",
+        key,
+        scope,
+        null,
+        `claims[${index}] states ${key} as settled, but ${conflict.members.join(", ")} contradict each other on it; mark it contested`,
+      );
+    if (claim.status === "contested" && contradicting === false)
+      this.add(
+        "conflict-invented",
+        key,
+        scope,
+        null,
+        `claims[${index}] marks ${describeValue(claim.value)} (${claim.polarity}) on ${key} contested, but that position contradicts no other source; state it as settled`,
+      );
+  }
+
+  /**
+   * Whether the claim restates one of the conflict's contradicting positions (true), a held
+   * position that contradicts nothing (false), or no held position at all (null).
+   */
+  private isContradictingPosition(claim: Claim, conflict: ConflictEntry): boolean | null {
+    for (const position of conflict.contradicting.values())
+      if (position.polarity === claim.polarity && this.holdsValue(claim, position.value, position.valueKey))
+        return true;
+    const held = this.context.holdersByKeyScope
+      .get(claim.key, claim.scope)
+      ?.has(positionKey(claim.polarity, this.valueKeyOf(claim)));
+    if (held) return false;
+    return null;
   }
 
   /** The source says something else on the claim's (key, scope): the claim bent it. */
@@ -724,15 +744,16 @@ class GateCheck {
     return event !== undefined && isOpenTask(event);
   }
 
-  /** Every distinct position in a conflict appears as a contested claim. */
+  /** Every contradicting position of a conflict appears as a contested claim. */
   private checkConflictPositions(item: MustPreserveItem & { kind: "conflict" }): void {
     const contested = this.claimsOn(item.key, item.scope).filter((claim) => claim.status === "contested");
-    for (const [positionId, position] of this.context.conflictsByKeyScope.get(item.key, item.scope)
-      ?.positions ?? []) {
-      const valueKey = positionId.slice(positionId.indexOf("\u0000") + 1);
+    for (const position of this.context.conflictsByKeyScope
+      .get(item.key, item.scope)
+      ?.contradicting.values() ?? []) {
       if (
         !contested.some(
-          (claim) => claim.polarity === position.polarity && this.holdsValue(claim, position.value, valueKey),
+          (claim) =>
+            claim.polarity === position.polarity && this.holdsValue(claim, position.value, position.valueKey),
         )
       )
         this.add(

@@ -1,33 +1,50 @@
-import type { MemoryEvent, SequencedEvent, Trust, TrustPolicy } from "./schemas.ts";
-import { TRUST_LEVELS } from "./schemas.ts";
-import { canonicalValue } from "./values.ts";
+import {
+  type Contradictions,
+  contradictionsV1,
+  contradictionsV2,
+  PositionSet,
+  positionKey,
+} from "./conflicts.ts";
+import type { MemoryEvent, Polarity, SequencedEvent, TrustPolicy, ValueData } from "./schemas.ts";
+import {
+  type ActorStanding,
+  type InvalidReason,
+  SELECTOR_VERSION,
+  type SelectorVersion,
+  type Standing,
+  standingOf,
+} from "./validity.ts";
 
 /**
- * Selector v1 (CONTRACT §2): which events of a snapshot are valid inputs, and which (key, scope)
+ * The selector (CONTRACT §2): which events of a snapshot are valid inputs, and which (key, scope)
  * pairs hold an unresolved conflict. Temporal handling decides validity; the consolidator never
  * picks a conflict's winner. Linear in events plus links: revokes and supersedes only point at
  * lower sequences, so one pass from the highest sequence down settles every event.
  */
-export const SELECTOR_VERSION = "v1";
+export { type InvalidReason, isTrusted, SELECTOR_VERSION, type SelectorVersion } from "./validity.ts";
 
-export type InvalidReason =
-  | "after-high-water"
-  | "revoked"
-  | "superseded"
-  | "untrusted"
-  | "blocked-source"
-  | "control-event";
+/** One side of a conflict: a (polarity, value) held by a member against another event's. */
+export interface ConflictPosition {
+  polarity: Polarity;
+  valueKey: string;
+  value: ValueData;
+  /** The members holding exactly this position, sorted. */
+  holders: string[];
+}
 
 export interface Conflict {
   key: string;
   scope: string;
-  /** Sorted ids of every valid event asserting on (key, scope). */
+  /** Sorted ids of the valid events holding a contradicting position on (key, scope). */
   members: string[];
+  /** The contradicting positions (v1: every position on the key). */
+  positions: ConflictPosition[];
 }
 
 export interface Selection {
   highWater: number;
   policy: TrustPolicy;
+  selectorVersion: SelectorVersion;
   /** Valid content events (never revocations), ascending by sequence. */
   validInputs: SequencedEvent[];
   validIds: ReadonlySet<string>;
@@ -42,21 +59,6 @@ export function keyScope(key: string, scope: string): string {
   return `${key}\u0000${scope}`;
 }
 
-const trustRank = (trust: Trust): number => TRUST_LEVELS.indexOf(trust);
-
-/** Whether the policy lets this event's trust level and source count. */
-export function isTrusted(event: MemoryEvent, policy: TrustPolicy): boolean {
-  if (trustRank(event.trust) < trustRank(policy.minTrust)) return false;
-  return !isBlockedSource(event.source, policy);
-}
-
-function isBlockedSource(source: string | undefined, policy: TrustPolicy): boolean {
-  if (source === undefined) return false;
-  return policy.blockedSources.some((pattern) =>
-    pattern.endsWith("*") ? source.startsWith(pattern.slice(0, -1)) : source === pattern,
-  );
-}
-
 /** Whether an event carries no assertions, so its text is what counts (CONTRACT §4a). */
 export function isTextOnly(event: MemoryEvent): boolean {
   return event.kind !== "revocation" && (event.assertions === undefined || event.assertions.length === 0);
@@ -64,6 +66,23 @@ export function isTextOnly(event: MemoryEvent): boolean {
 
 export function isOpenTask(event: MemoryEvent): boolean {
   return event.kind === "task" && event.taskStatus !== "done";
+}
+
+/** Each event id named in `revokes` or `supersedes`, with the events naming it and how. */
+export function actorsByTarget(
+  events: Iterable<MemoryEvent>,
+): Map<string, Array<{ eventId: string; effect: ActorStanding["effect"] }>> {
+  const actorsOf = new Map<string, Array<{ eventId: string; effect: ActorStanding["effect"] }>>();
+  const add = (target: string, eventId: string, effect: ActorStanding["effect"]) => {
+    const actors = actorsOf.get(target);
+    if (actors) actors.push({ eventId, effect });
+    else actorsOf.set(target, [{ eventId, effect }]);
+  };
+  for (const event of events) {
+    for (const target of event.revokes ?? []) add(target, event.eventId, "revoked");
+    for (const target of event.supersedes ?? []) add(target, event.eventId, "superseded");
+  }
+  return actorsOf;
 }
 
 /**
@@ -75,89 +94,75 @@ export function selectInputs(
   events: readonly SequencedEvent[],
   highWater: number,
   policy: TrustPolicy,
+  version: SelectorVersion = SELECTOR_VERSION,
 ): Selection {
-  const actorsOf = new Map<string, Actor[]>();
-  for (const event of events) {
-    for (const target of event.revokes ?? [])
-      addActor(actorsOf, target, { eventId: event.eventId, effect: "revoked" });
-    for (const target of event.supersedes ?? [])
-      addActor(actorsOf, target, { eventId: event.eventId, effect: "superseded" });
-  }
-  const validAny = new Set<string>();
+  const actorsOf = actorsByTarget(events);
+  const standings = new Map<string, Standing>();
   const invalid = new Map<string, InvalidReason>();
   const validInputs: SequencedEvent[] = [];
   for (const event of [...events].sort((a, b) => b.sequence - a.sequence)) {
-    const reason = invalidReason(event, highWater, policy, actorsOf.get(event.eventId) ?? [], validAny);
-    if (reason !== null) {
-      invalid.set(event.eventId, reason);
-      continue;
-    }
-    validAny.add(event.eventId);
-    if (event.kind === "revocation") invalid.set(event.eventId, "control-event");
+    const actors = (actorsOf.get(event.eventId) ?? []).flatMap((actor): ActorStanding[] => {
+      const standing = standings.get(actor.eventId);
+      return standing ? [{ effect: actor.effect, standing }] : [];
+    });
+    const standing = standingOf(event, highWater, policy, actors, version);
+    standings.set(event.eventId, standing);
+    if (standing.reason !== null) invalid.set(event.eventId, standing.reason);
+    else if (event.kind === "revocation") invalid.set(event.eventId, "control-event");
     else validInputs.push(event);
   }
   validInputs.reverse();
   return {
     highWater,
     policy,
+    selectorVersion: version,
     validInputs,
     validIds: new Set(validInputs.map((event) => event.eventId)),
     invalid,
-    conflicts: findConflicts(validInputs),
+    conflicts: findConflicts(validInputs, version),
   };
 }
 
-interface Actor {
-  eventId: string;
-  effect: "revoked" | "superseded";
+/** The contradiction rule of a selector version. */
+export function contradictionsOf(version: SelectorVersion): typeof contradictionsV2 {
+  return version === "v1" ? contradictionsV1 : contradictionsV2;
 }
 
-function addActor(actorsOf: Map<string, Actor[]>, target: string, actor: Actor): void {
-  const actors = actorsOf.get(target);
-  if (actors) actors.push(actor);
-  else actorsOf.set(target, [actor]);
-}
-
-function invalidReason(
-  event: SequencedEvent,
-  highWater: number,
-  policy: TrustPolicy,
-  actors: readonly Actor[],
-  validHigher: ReadonlySet<string>,
-): InvalidReason | null {
-  if (event.sequence > highWater) return "after-high-water";
-  if (trustRank(event.trust) < trustRank(policy.minTrust)) return "untrusted";
-  if (isBlockedSource(event.source, policy)) return "blocked-source";
-  const effective = actors.find((actor) => validHigher.has(actor.eventId));
-  return effective ? effective.effect : null;
-}
-
-/** (key, scope) pairs on which the valid inputs hold more than one distinct (value, polarity). */
-export function findConflicts(validInputs: readonly SequencedEvent[]): Conflict[] {
-  const byKeyScope = new Map<
-    string,
-    { key: string; scope: string; values: Set<string>; members: Set<string> }
-  >();
-  for (const event of validInputs) {
-    for (const assertion of event.assertions ?? []) {
-      const id = keyScope(assertion.key, assertion.scope);
-      let entry = byKeyScope.get(id);
-      if (!entry) {
-        entry = { key: assertion.key, scope: assertion.scope, values: new Set(), members: new Set() };
-        byKeyScope.set(id, entry);
-      }
-      entry.values.add(`${assertion.polarity}|${canonicalValue(assertion.value)}`);
-      entry.members.add(event.eventId);
-    }
-  }
+/** The unresolved conflicts among valid inputs: (key, scope) pairs where two events contradict. */
+export function findConflicts(
+  validInputs: readonly SequencedEvent[],
+  version: SelectorVersion = SELECTOR_VERSION,
+): Conflict[] {
+  const byKeyScope = new KeyScopeMap<{ key: string; scope: string; positions: PositionSet }>();
+  for (const event of validInputs)
+    for (const assertion of event.assertions ?? [])
+      byKeyScope
+        .upsert(assertion.key, assertion.scope, () => ({
+          key: assertion.key,
+          scope: assertion.scope,
+          positions: new PositionSet(),
+        }))
+        .positions.add(assertion.polarity, assertion.value, event.eventId);
+  const contradictions = contradictionsOf(version);
   const conflicts: Conflict[] = [];
   for (const entry of byKeyScope.values()) {
-    if (entry.values.size > 1)
-      conflicts.push({
-        key: entry.key,
-        scope: entry.scope,
-        members: [...entry.members].sort(compareStrings),
-      });
+    if (entry.positions.size < 2) continue;
+    const positions = entry.positions.positions();
+    const found: Contradictions = contradictions(positions);
+    if (found.members.size === 0) continue;
+    conflicts.push({
+      key: entry.key,
+      scope: entry.scope,
+      members: [...found.members].sort(compareStrings),
+      positions: positions
+        .filter((position) => found.positions.has(positionKey(position.polarity, position.valueKey)))
+        .map((position) => ({
+          polarity: position.polarity,
+          valueKey: position.valueKey,
+          value: position.value,
+          holders: position.holders.filter((holder) => found.members.has(holder)).sort(compareStrings),
+        })),
+    });
   }
   return conflicts.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.scope, b.scope));
 }

@@ -7,6 +7,7 @@ import type {
   Snapshot,
   TrustPolicy,
 } from "../domain/schemas.ts";
+import type { SelectorVersion } from "../domain/validity.ts";
 
 /**
  * The storage ports. Two adapter sets implement them, AWS (DynamoDB, S3, SQS) and embedded (one
@@ -57,6 +58,24 @@ export interface EventLog {
   trustPolicy(subject: string): Promise<TrustPolicy>;
   /** Changes the subject's trust policy; moves inputEpoch (validity may change). */
   setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock>;
+  /**
+   * The selector whose epoch rule the subject's clock follows: subjects created before selector
+   * v2 read "v1" until `adoptSelector` moves them on; new subjects start on the current one.
+   */
+  selectorVersion(subject: string): Promise<SelectorVersion>;
+  /**
+   * Marks the subject's clock as following `version`, moving inputEpoch by one when `moveEpoch`
+   * (validity or conflicts differ under it), only if the clock still equals `expected`; false
+   * when it moved meanwhile (nothing changed then).
+   */
+  adoptSelector(
+    subject: string,
+    version: SelectorVersion,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<boolean>;
+  /** Subjects whose clock follows another selector than `version`. */
+  subjectsNotOn(version: SelectorVersion): Promise<string[]>;
 }
 
 export type ArtifactStatus = "CANDIDATE" | "REJECTED" | "SHADOW" | "PUBLISHED" | "SUPERSEDED" | "STALE";

@@ -1,12 +1,38 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TRUST_POLICY } from "../../shared/domain/schemas.ts";
+import type { MemoryEvent, SequencedEvent, TrustPolicy } from "../../shared/domain/schemas.ts";
+import {
+  DEFAULT_TRUST_POLICY,
+  MemoryEvent as MemoryEventSchema,
+  TRUST_LEVELS,
+} from "../../shared/domain/schemas.ts";
 import { checkEventLog, EventLogError, selectInputs } from "../../shared/domain/selector.ts";
-import { fact, log } from "../support/builders.ts";
+import { canonicalValue } from "../../shared/domain/values.ts";
+import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
+import { PlannedLog } from "../support/memory-append.ts";
 
-const validIds = (events: ReturnType<typeof log>, highWater = events.length, policy = DEFAULT_TRUST_POLICY) =>
-  selectInputs(events, highWater, policy).validInputs.map((event) => event.eventId);
+const validIds = (
+  events: ReturnType<typeof log>,
+  highWater = events.length,
+  policy = DEFAULT_TRUST_POLICY,
+  version: "v1" | "v2" = "v2",
+) => selectInputs(events, highWater, policy, version).validInputs.map((event) => event.eventId);
 
-describe("selector v1 validity", () => {
+/** A chain e-1 ← e-2 ← … ← e-n on one key, each superseding the one before. */
+function chain(length: number) {
+  return Array.from({ length }, (_, index) =>
+    fact(
+      `e-${index + 1}`,
+      "race/date",
+      { date: `2026-12-${String(index + 1).padStart(2, "0")}` },
+      {
+        ...(index > 0 ? { supersedes: [`e-${index}`] } : {}),
+      },
+    ),
+  );
+}
+
+describe("selector validity", () => {
   it("drops revoked events and never serves the revocation itself", () => {
     const events = log(
       { eventId: "a", kind: "fact", text: "x" },
@@ -39,40 +65,189 @@ describe("selector v1 validity", () => {
     expect(validIds(events, 5)).toEqual(["b", "c"]);
   });
 
-  it("applies minTrust and blocked sources, and an untrusted revocation revokes nothing", () => {
+  it("applies minTrust and blocked sources, and an untrusted revocation or superseder acts on nothing", () => {
     const events = log(
       { eventId: "a", kind: "fact", text: "x", trust: "tool" },
       { eventId: "b", kind: "fact", text: "y", source: "web:forum" },
       { eventId: "c", kind: "fact", text: "z", source: "agent:x" },
       { eventId: "r", kind: "revocation", revokes: ["c"], trust: "untrusted" },
+      { eventId: "s", kind: "fact", text: "w", supersedes: ["a"], trust: "untrusted" },
     );
     expect(validIds(events)).toEqual(["a", "b", "c"]);
-    expect(validIds(events, 4, { minTrust: "user", blockedSources: ["web:*"] })).toEqual(["c"]);
-    expect(validIds(events, 4, { minTrust: "tool", blockedSources: ["agent:x"] })).toEqual(["a", "b"]);
+    expect(validIds(events, 5, { minTrust: "user", blockedSources: ["web:*"] })).toEqual(["c"]);
+    expect(validIds(events, 5, { minTrust: "tool", blockedSources: ["agent:x"] })).toEqual(["a", "b"]);
+  });
+
+  it.each([2, 3, 10])("a chain of %i supersessions leaves only the newest valid (v2)", (length) => {
+    const events = log(...chain(length));
+    expect(validIds(events)).toEqual([`e-${length}`]);
+    expect(selectInputs(events, length, DEFAULT_TRUST_POLICY).conflicts).toEqual([]);
+  });
+
+  it.each([3, 10])("v1 stays selectable: a chain of %i revives every other link", (length) => {
+    const events = log(...chain(length));
+    const v1 = validIds(events, length, DEFAULT_TRUST_POLICY, "v1");
+    expect(v1).toContain(`e-${length}`);
+    expect(v1).toContain(`e-${length - 2}`);
+    expect(selectInputs(events, length, DEFAULT_TRUST_POLICY, "v1").conflicts).toHaveLength(1);
+  });
+
+  it.each([2, 3, 10])("revoking the newest of a chain of %i revives the one it superseded", (length) => {
+    const events = log(...chain(length), { eventId: "r", kind: "revocation", revokes: [`e-${length}`] });
+    expect(validIds(events)).toEqual([`e-${length - 1}`]);
+  });
+
+  it.each([3, 10])("revoking a middle link of a chain of %i revives only what it superseded", (length) => {
+    const middle = Math.ceil(length / 2);
+    const events = log(...chain(length), { eventId: "r", kind: "revocation", revokes: [`e-${middle}`] });
+    // The middle link no longer supersedes; the newest still stands; the link below the middle
+    // is superseded by nothing admissible, so it is valid again.
+    expect(validIds(events)).toEqual([`e-${middle - 1}`, `e-${length}`].filter((id) => id !== "e-0"));
+  });
+
+  it("a superseder that is itself superseded still supersedes; one that is untrusted never does", () => {
+    const events = log(
+      { eventId: "a", kind: "fact", text: "A" },
+      { eventId: "b", kind: "fact", text: "B", supersedes: ["a"], trust: "untrusted" },
+      { eventId: "c", kind: "fact", text: "C", supersedes: ["b"] },
+    );
+    expect(validIds(events)).toEqual(["a", "c"]);
   });
 });
 
-describe("conflicts", () => {
-  it("names a (key, scope) with more than one position, members sorted, never a winner", () => {
-    const events = log(
-      fact("m-9", "launch", { date: "2026-12-10" }, { kind: "decision" }),
-      fact("m-4", "launch", { date: "2026-12-03" }, { kind: "decision" }),
-      fact("m-5", "launch", { date: "2026-12-03" }, { kind: "decision" }),
-      fact("m-6", "launch", { date: "2026-12-03" }, { kind: "decision", scope: "project:beta" }),
-    );
-    expect(selectInputs(events, 4, DEFAULT_TRUST_POLICY).conflicts).toEqual([
-      { key: "launch", scope: "global", members: ["m-4", "m-5", "m-9"] },
-    ]);
+/** Two events asserting on one key, each a (value, polarity) pair. */
+function pair(first: Side, second: Side, oneEvent = false) {
+  if (oneEvent)
+    return log({
+      eventId: "a",
+      kind: "permission",
+      text: "both at once",
+      assertions: [
+        { key: "k", value: first.value, polarity: first.polarity ?? "affirmed" },
+        { key: "k", value: second.value, polarity: second.polarity ?? "affirmed" },
+      ],
+    });
+  return log(
+    fact("a", "k", first.value, { polarity: first.polarity ?? "affirmed" }),
+    fact("b", "k", second.value, { polarity: second.polarity ?? "affirmed" }),
+  );
+}
+
+type Side = { value: unknown; polarity?: string };
+
+const CONTRADICTIONS: Array<[string, Side, Side]> = [
+  [
+    "the same value, opposite polarity",
+    { value: { text: "A" } },
+    { value: { text: "A" }, polarity: "negated" },
+  ],
+  [
+    "two different affirmed values",
+    { value: { quantity: "5", unit: "km" } },
+    { value: { quantity: "8", unit: "km" } },
+  ],
+  [
+    "affirmed and negated scope sets sharing a scope",
+    { value: { scopes: ["repo:x:read", "repo:x:write"] } },
+    { value: { scopes: ["repo:x:write", "repo:x:delete"] }, polarity: "negated" },
+  ],
+];
+
+const COMPATIBLE: Array<[string, Side, Side]> = [
+  [
+    "two negated values",
+    { value: { text: "A" }, polarity: "negated" },
+    { value: { text: "B" }, polarity: "negated" },
+  ],
+  [
+    "affirmed X and negated Y",
+    { value: { text: "Feishu doc" } },
+    { value: { text: "Excel attachment" }, polarity: "negated" },
+  ],
+  [
+    "disjoint affirmed and negated scope sets",
+    { value: { scopes: ["repo:x:read", "repo:x:write"] } },
+    { value: { scopes: ["repo:x:delete"] }, polarity: "negated" },
+  ],
+  [
+    "equal values in other units",
+    { value: { quantity: "5", unit: "km" } },
+    { value: { quantity: "5000", unit: "m" } },
+  ],
+];
+
+describe("conflicts (selector v2)", () => {
+  it.each(CONTRADICTIONS)(
+    "%s contradict: a conflict, in the selector, the planner and the gate",
+    async (_, a, b) => {
+      const events = pair(a, b);
+      expect(selectInputs(events, 2, DEFAULT_TRUST_POLICY).conflicts.map((c) => c.members)).toEqual([
+        ["a", "b"],
+      ]);
+      const planned = new PlannedLog();
+      await planned.append([events[0] as MemoryEvent]);
+      expect((await planned.append([events[1] as MemoryEvent])).epochReasons).toEqual([
+        "new conflict on k @ global",
+      ]);
+      const settledAnswer = candidate({
+        claims: [
+          settled("k", a.value, ["a"], { polarity: a.polarity ?? "affirmed" }),
+          settled("k", b.value, ["b"], { polarity: b.polarity ?? "affirmed" }),
+        ],
+      });
+      expect(codes(gate(events, settledAnswer))).toEqual(["conflict-missing", "conflict-settled"]);
+    },
+  );
+
+  it.each(COMPATIBLE)(
+    "%s are compatible: no conflict, no epoch move, settled claims pass",
+    async (_, a, b) => {
+      const events = pair(a, b);
+      expect(selectInputs(events, 2, DEFAULT_TRUST_POLICY).conflicts).toEqual([]);
+      const planned = new PlannedLog();
+      await planned.append([events[0] as MemoryEvent]);
+      expect((await planned.append([events[1] as MemoryEvent])).epochReasons).toEqual([]);
+      const answer = candidate({
+        claims: [
+          settled("k", a.value, ["a"], { polarity: a.polarity ?? "affirmed" }),
+          settled("k", b.value, ["b"], { polarity: b.polarity ?? "affirmed" }),
+        ],
+      });
+      expect(gate(events, answer).reasons).toEqual([]);
+      expect(
+        codes(gate(events, { ...answer, claims: answer.claims.map((c) => ({ ...c, status: "contested" })) })),
+      ).toEqual(["conflict-invented"]);
+    },
+  );
+
+  it.each(CONTRADICTIONS)("the assertions of one event never contradict each other (%s)", async (_, a, b) => {
+    const events = pair(a, b, true);
+    expect(selectInputs(events, 1, DEFAULT_TRUST_POLICY).conflicts).toEqual([]);
+    expect((await new PlannedLog().append(events as MemoryEvent[])).epochReasons).toEqual([]);
   });
 
-  it("counts equal values as one position and notes' assertions as members", () => {
+  it("members are only the events holding a contradicting position; the rest is settled", () => {
     const events = log(
-      fact("a", "limit", { quantity: "5", unit: "km" }),
-      fact("b", "limit", { quantity: "5000", unit: "m" }),
-      fact("c", "limit", { quantity: "5000", unit: "m" }, { kind: "note", polarity: "negated" }),
+      fact("a", "launch", { date: "2026-12-03" }, { kind: "decision" }),
+      fact("b", "launch", { date: "2026-12-10" }, { kind: "decision" }),
+      fact("c", "launch", { date: "2026-11-01" }, { kind: "decision", polarity: "negated" }),
     );
-    expect(selectInputs(events, 2, DEFAULT_TRUST_POLICY).conflicts).toEqual([]);
-    expect(selectInputs(events, 3, DEFAULT_TRUST_POLICY).conflicts[0]?.members).toEqual(["a", "b", "c"]);
+    const [conflict] = selectInputs(events, 3, DEFAULT_TRUST_POLICY).conflicts;
+    expect(conflict?.members).toEqual(["a", "b"]);
+    const answer = candidate({
+      claims: [
+        settled("launch", { date: "2026-12-03" }, ["a"], { status: "contested" }),
+        settled("launch", { date: "2026-12-10" }, ["b"], { status: "contested" }),
+        settled("launch", { date: "2026-11-01" }, ["c"], { polarity: "negated" }),
+      ],
+      unresolvedConflicts: [{ key: "launch", scope: "global", members: ["b", "a"] }],
+    });
+    expect(gate(events, answer).reasons).toEqual([]);
+    const widened = {
+      ...answer,
+      unresolvedConflicts: [{ key: "launch", scope: "global", members: ["a", "b", "c"] }],
+    };
+    expect(codes(gate(events, widened))).toEqual(["conflict-invented", "conflict-missing"]);
   });
 
   it("is resolved only by supersession", () => {
@@ -82,6 +257,186 @@ describe("conflicts", () => {
     });
     expect(selectInputs(events, 2, DEFAULT_TRUST_POLICY).conflicts).toHaveLength(1);
     expect(selectInputs(events, 3, DEFAULT_TRUST_POLICY).conflicts).toEqual([]);
+  });
+
+  it("the deterministic consolidator contests only contradicting positions and passes its gate", async () => {
+    const { consolidate } = await import("../../shared/domain/consolidator.ts");
+    const events = log(
+      {
+        eventId: "p1",
+        kind: "permission",
+        text: "The backup bot may read and write the bucket, but not delete.",
+        assertions: [
+          { key: "bot/access", value: { scopes: ["s3:read", "s3:write"] }, polarity: "affirmed" },
+          { key: "bot/access", value: { scopes: ["s3:delete"] }, polarity: "negated" },
+        ],
+      },
+      fact("p2", "bot/access", { scopes: ["s3:write"] }, { kind: "permission", polarity: "negated" }),
+    );
+    const context = contextOf(events);
+    const output = consolidate(context);
+    expect(output.claims.map((c) => [c.derivedFrom.join(","), c.status])).toEqual([
+      ["p1", "contested"],
+      ["p1", "settled"],
+      ["p2", "contested"],
+    ]);
+    expect(gate(events, output).reasons).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------- the oracle
+
+const rank = (trust: string) => TRUST_LEVELS.indexOf(trust as (typeof TRUST_LEVELS)[number]);
+
+/** CONTRACT §2 read literally, by recursion over the definitions: a test's independent reading. */
+function oracleValidity(events: readonly SequencedEvent[], highWater: number, policy: TrustPolicy) {
+  const byId = new Map(events.map((event) => [event.eventId, event]));
+  const trusted = (e: SequencedEvent) => e.sequence <= highWater && rank(e.trust) >= rank(policy.minTrust);
+  const revokedBy = (e: SequencedEvent) =>
+    events.filter((r) => r.kind === "revocation" && r.revokes?.includes(e.eventId));
+  const supersededBy = (e: SequencedEvent) => events.filter((s) => s.supersedes?.includes(e.eventId));
+  const valid = (e: SequencedEvent): boolean => admissible(e) && !supersededBy(e).some((s) => admissible(s));
+  const admissible = (e: SequencedEvent): boolean => trusted(e) && !revokedBy(e).some((r) => valid(r));
+  return new Set([...byId.values()].filter((e) => e.kind !== "revocation" && valid(e)).map((e) => e.eventId));
+}
+
+/** Pairwise contradictions among valid events' assertions: (key, scope) → contradicting positions and members. */
+function oracleConflicts(events: readonly SequencedEvent[], valid: ReadonlySet<string>) {
+  const all = events
+    .filter((e) => valid.has(e.eventId))
+    .flatMap((e) =>
+      (e.assertions ?? []).map((a) => ({ id: e.eventId, ...a, canon: canonicalValue(a.value) })),
+    );
+  const contradicts = (p: (typeof all)[number], q: (typeof all)[number]) => {
+    if (p.canon === q.canon && p.polarity !== q.polarity) return true;
+    if (p.polarity === "affirmed" && q.polarity === "affirmed" && p.canon !== q.canon) return true;
+    if ("scopes" in p.value && "scopes" in q.value && p.polarity !== q.polarity) {
+      const other = q.value.scopes;
+      return p.value.scopes.some((scope) => other.includes(scope));
+    }
+    return false;
+  };
+  const found = new Map<string, { members: Set<string>; positions: Set<string> }>();
+  for (const p of all)
+    for (const q of all) {
+      if (p.id === q.id || p.key !== q.key || p.scope !== q.scope || !contradicts(p, q)) continue;
+      const id = JSON.stringify([p.key, p.scope]);
+      const entry = found.get(id) ?? { members: new Set(), positions: new Set() };
+      entry.members.add(p.id);
+      entry.positions.add(`${p.polarity}|${p.canon}`);
+      found.set(id, entry);
+    }
+  return found;
+}
+
+const oracleMembers = (found: ReturnType<typeof oracleConflicts>) =>
+  [...found].map(([id, entry]) => `${id}:${[...entry.members].sort().join(",")}`).sort();
+const oraclePositions = (found: ReturnType<typeof oracleConflicts>) =>
+  [...found].map(([id, entry]) => `${id}:${[...entry.positions].sort().join(",")}`).sort();
+
+const assertionArb = fc.record({
+  key: fc.constantFrom("k1", "k2"),
+  value: fc.oneof(
+    fc.record({ text: fc.constantFrom("A", "B") }),
+    fc.record({ quantity: fc.constantFrom("5", "5000"), unit: fc.constantFrom("km", "m") }),
+    fc.record({ scopes: fc.subarray(["r", "w", "d"], { minLength: 1 }) }),
+  ),
+  polarity: fc.constantFrom("affirmed", "negated"),
+});
+const stepArb = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      type: fc.constant("assert"),
+      assertions: fc.array(assertionArb, { minLength: 1, maxLength: 2 }),
+      trust: fc.constantFrom("user", "tool", "untrusted"),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant("supersede"),
+      target: fc.nat(),
+      assertions: fc.array(assertionArb, { maxLength: 1 }),
+      trust: fc.constantFrom("user", "untrusted"),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant("revoke"),
+      target: fc.nat(),
+      trust: fc.constantFrom("user", "untrusted"),
+    }),
+  },
+);
+const logArb = fc.tuple(fc.array(stepArb, { minLength: 1, maxLength: 18 }), fc.nat()).map(([steps, cut]) => {
+  const events: MemoryEvent[] = [];
+  steps.forEach((step, index) => {
+    const eventId = `e-${index + 1}`;
+    const target =
+      events.length > 0 ? events[("target" in step ? step.target : 0) % events.length]?.eventId : undefined;
+    const trust = step.trust;
+    if (step.type === "assert")
+      events.push(
+        MemoryEventSchema.parse({ eventId, kind: "fact", text: eventId, assertions: step.assertions, trust }),
+      );
+    else if (step.type === "supersede" && target)
+      events.push(
+        MemoryEventSchema.parse({
+          eventId,
+          kind: "fact",
+          text: eventId,
+          trust,
+          supersedes: [target],
+          ...(step.assertions.length > 0 ? { assertions: step.assertions } : {}),
+        }),
+      );
+    else if (step.type === "revoke" && target)
+      events.push(MemoryEventSchema.parse({ eventId, kind: "revocation", revokes: [target], trust }));
+  });
+  return { events, cut: events.length === 0 ? 0 : cut % (events.length + 1) };
+});
+
+describe("selector v2 against an independent reading of the contract", () => {
+  it("valid set and conflicts equal the oracle's on random logs", () => {
+    fc.assert(
+      fc.property(logArb, ({ events }) => {
+        const sequenced = events.map((event, index) => ({ ...event, sequence: index + 1 }));
+        const selection = selectInputs(sequenced, sequenced.length, DEFAULT_TRUST_POLICY);
+        const valid = oracleValidity(sequenced, sequenced.length, DEFAULT_TRUST_POLICY);
+        expect([...selection.validIds].sort()).toEqual([...valid].sort());
+        expect(
+          selection.conflicts.map((c) => `${JSON.stringify([c.key, c.scope])}:${c.members.join(",")}`).sort(),
+        ).toEqual(oracleMembers(oracleConflicts(sequenced, valid)));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("the planner moves the epoch exactly when the validity of stored events or the contradicting positions change", async () => {
+    await fc.assert(
+      fc.asyncProperty(logArb, async ({ events, cut }) => {
+        const planned = new PlannedLog();
+        const before = events.slice(0, cut);
+        if (before.length > 0) await planned.append(before);
+        const plan = await planned.append(events.slice(cut));
+        const sequenced = planned.sequenced();
+        const old = sequenced.filter((event) => event.sequence <= cut);
+        const validBefore = oracleValidity(old, cut, DEFAULT_TRUST_POLICY);
+        const validAfter = oracleValidity(sequenced, sequenced.length, DEFAULT_TRUST_POLICY);
+        const oldIds = old.map((event) => event.eventId);
+        const validityChanged = oldIds.some((id) => validBefore.has(id) !== validAfter.has(id));
+        const conflictsChanged =
+          JSON.stringify(oraclePositions(oracleConflicts(old, validBefore))) !==
+          JSON.stringify(oraclePositions(oracleConflicts(sequenced, validAfter)));
+        expect(plan.validityChanged).toBe(validityChanged);
+        expect(plan.clockAfter.inputEpoch - plan.clockBefore.inputEpoch).toBe(
+          validityChanged || conflictsChanged ? 1 : 0,
+        );
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 

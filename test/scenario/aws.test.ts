@@ -1,3 +1,4 @@
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, inject } from "vitest";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { describePipelineScenarios } from "./pipeline-scenarios.ts";
@@ -15,4 +16,13 @@ describePipelineScenarios("AWS local engines", () => ({
   alias: stores.store,
   artifacts: stores.artifacts,
   settings: stores.store,
+  forgetSelector: async (subject) => {
+    await stores.store.doc.send(
+      new UpdateCommand({
+        TableName: stores.store.tableName,
+        Key: { pk: `S#${subject}`, sk: "CLOCK" },
+        UpdateExpression: "REMOVE selector",
+      }),
+    );
+  },
 }));

@@ -1,16 +1,25 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll } from "vitest";
 import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
 import { describePipelineScenarios } from "./pipeline-scenarios.ts";
 
-const store = new SqliteStore(mkdtempSync(join(tmpdir(), "memgate-scenario-")));
-afterAll(() => store.close());
+const home = mkdtempSync(join(tmpdir(), "memgate-scenario-"));
+const store = new SqliteStore(home);
+const raw = new Database(join(home, "memgate.sqlite"));
+afterAll(() => {
+  raw.close();
+  store.close();
+});
 
 describePipelineScenarios("embedded", () => ({
   events: store,
   alias: store,
   artifacts: store,
   settings: store,
+  forgetSelector: async (subject) => {
+    raw.prepare("UPDATE clock SET selector = NULL WHERE subject = ?").run(subject);
+  },
 }));

@@ -16,6 +16,7 @@ import {
   run,
   takeSnapshot,
 } from "../../shared/app/pipeline.ts";
+import { adoptCurrentSelector, migrateSelectors } from "../../shared/app/selector-migration.ts";
 import { DETERMINISTIC_MODEL } from "../../shared/domain/consolidator.ts";
 import { mustPreserveFingerprint } from "../../shared/domain/must-preserve.ts";
 import { PublishRefusedError } from "../../shared/ports/errors.ts";
@@ -26,13 +27,21 @@ export interface ScenarioStores {
   alias: AliasPort;
   artifacts: ArtifactStore;
   settings: SettingsPort;
+  /**
+   * Makes a subject's clock look as a store from before selector v2 left it (no selector mark),
+   * written through the engine directly: the pipeline itself never produces it.
+   */
+  forgetSelector(subject: string): Promise<void>;
 }
 
 let subjects = 0;
 const freshSubject = () => `scenario-${process.pid}-${++subjects}`;
 let ids = 0;
 
-export function depsOver(stores: ScenarioStores, overrides: Partial<Deps> = {}): Deps {
+export function depsOver(
+  stores: Omit<ScenarioStores, "forgetSelector">,
+  overrides: Partial<Deps> = {},
+): Deps {
   return {
     ...stores,
     queue: new MemoryQueue(),
@@ -67,6 +76,83 @@ export function factsBatch(from: number, to: number) {
 }
 
 export function describePipelineScenarios(name: string, open: () => ScenarioStores): void {
+  describe(`${name}: moving a subject from selector v1 to v2`, () => {
+    const chain = [
+      {
+        eventId: "race-1",
+        kind: "fact",
+        text: "Race on Oct 4",
+        assertions: [{ key: "race/date", value: { date: "2026-10-04" }, polarity: "affirmed" }],
+      },
+      {
+        eventId: "race-2",
+        kind: "fact",
+        text: "Race moved to Oct 11",
+        supersedes: ["race-1"],
+        assertions: [{ key: "race/date", value: { date: "2026-10-11" }, polarity: "affirmed" }],
+      },
+      {
+        eventId: "race-3",
+        kind: "fact",
+        text: "Race moved to Oct 18",
+        supersedes: ["race-2"],
+        assertions: [{ key: "race/date", value: { date: "2026-10-18" }, polarity: "affirmed" }],
+      },
+    ];
+
+    it("a v1 summary that v2 would not build stops being served once, and the rebuild uses v2", async () => {
+      const stores = open();
+      const subject = freshSubject();
+      const v1 = depsOver(stores, { selectorVersion: "v1" });
+      await appendEvents(v1, subject, chain);
+      await stores.forgetSelector(subject);
+      expect(await stores.events.selectorVersion(subject)).toBe("v1");
+      const old = await run(v1, await takeSnapshot(v1, subject));
+      expect(old.status).toBe("PUBLISHED");
+      expect((await recall(v1, subject)).claims.map((c) => [c.derivedFrom.join(), c.status])).toEqual([
+        ["race-1", "contested"],
+        ["race-3", "contested"],
+      ]);
+
+      const deps = depsOver(stores);
+      const migration = await adoptCurrentSelector(deps, subject);
+      expect(migration?.epochMoved).toBe(true);
+      expect(migration?.differences).toEqual([
+        "no longer valid: race-1",
+        "no longer a conflict: race/date @ global [race-1, race-3]",
+      ]);
+      expect((await recall(deps, subject)).mode).toBe("raw");
+      expect(await stores.events.selectorVersion(subject)).toBe("v2");
+      expect(await adoptCurrentSelector(deps, subject)).toBeNull();
+
+      const rebuilt = await run(deps, await takeSnapshot(deps, subject));
+      expect(rebuilt.status).toBe("PUBLISHED");
+      if (rebuilt.status !== "PUBLISHED") return;
+      expect((await deps.artifacts.readManifest(subject, rebuilt.artifactId)).selectorVersion).toBe("v2");
+      const served = await recall(deps, subject);
+      expect(served.mode).toBe("summary");
+      expect(served.claims.map((c) => [c.derivedFrom.join(), c.status])).toEqual([["race-3", "settled"]]);
+    });
+
+    it("a subject v1 and v2 read alike keeps its summary: the epoch does not move", async () => {
+      const stores = open();
+      const subject = freshSubject();
+      const deps = depsOver(stores);
+      await appendEvents(deps, subject, factsBatch(1, 5));
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      await stores.forgetSelector(subject);
+      expect(await stores.events.subjectsNotOn("v2")).toContain(subject);
+      const migrations = await migrateSelectors(deps);
+      expect(migrations.find((m) => m.subject === subject)).toEqual({
+        subject,
+        epochMoved: false,
+        differences: [],
+      });
+      expect(await stores.events.subjectsNotOn("v2")).not.toContain(subject);
+      expect((await recall(deps, subject)).mode).toBe("summary");
+    });
+  });
+
   describe(`${name}: the seed's race`, () => {
     it("a new task (H=220) wins, the old task (H=184) with the same parent fails its CAS every time, coverage stays 220", async () => {
       const deps = depsOver(open());

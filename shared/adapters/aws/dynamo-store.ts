@@ -9,6 +9,7 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
   TransactGetCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -20,6 +21,7 @@ import { GateReport } from "../../domain/gate.ts";
 import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "../../domain/validity.ts";
 import {
   AlreadyWrittenError,
   PublishRefusedError,
@@ -42,7 +44,7 @@ import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
 
 /**
  * The DynamoDB adapter: one table per tenant, pk = `S#<subject>`.
- *   CLOCK {highWater, inputEpoch, policy} · ALIAS {artifactId, sourceEpoch, coversThrough}
+ *   CLOCK {highWater, inputEpoch, policy, selector} · ALIAS {artifactId, sourceEpoch, coversThrough}
  *   E#<eventId> {seq, hash, body, actors} (immutable body; `seq` feeds the local index bySequence)
  *   K#<hash of key, scope> {key, scope, positions} the conflict index
  *   A#<artifactId> {status, stale, coversThrough, inputEpoch, parent, inputRoot, gate, createdAt}
@@ -80,6 +82,7 @@ const ClockItem = z.object({
   highWater: z.number().int().nonnegative(),
   inputEpoch: z.number().int().nonnegative(),
   policy: z.string().optional(),
+  selector: z.string().optional(),
 });
 const AliasItem = z.object({
   artifactId: z.string(),
@@ -121,7 +124,9 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   }
 
-  private async readClock(subject: string): Promise<Clock & { policy: TrustPolicy }> {
+  private async readClock(
+    subject: string,
+  ): Promise<Clock & { policy: TrustPolicy; selector: SelectorVersion }> {
     const { Item } = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
@@ -316,10 +321,14 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       Update: {
         TableName: this.tableName,
         Key: { pk: pk(subject), sk: CLOCK },
-        UpdateExpression: "SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p)",
+        // The first append starts a subject on the current selector; older subjects keep theirs.
+        UpdateExpression: `SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p)${
+          clockBefore.highWater === 0 ? ", selector = if_not_exists(selector, :sel)" : ""
+        }`,
         ConditionExpression:
           "(attribute_not_exists(pk) AND :h0 = :zero AND :e0 = :zero) OR (highWater = :h0 AND inputEpoch = :e0)",
         ExpressionAttributeValues: {
+          ...(clockBefore.highWater === 0 ? { ":sel": SELECTOR_VERSION } : {}),
           ":h": clockAfter.highWater,
           ":e": clockAfter.inputEpoch,
           ":h0": clockBefore.highWater,
@@ -456,6 +465,58 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     );
     const clock = clockOf(Attributes);
     return { highWater: clock.highWater, inputEpoch: clock.inputEpoch };
+  }
+
+  async selectorVersion(subject: string): Promise<SelectorVersion> {
+    return (await this.readClock(subject)).selector;
+  }
+
+  async adoptSelector(
+    subject: string,
+    version: SelectorVersion,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: CLOCK },
+          UpdateExpression: "SET selector = :v, inputEpoch = :e",
+          ConditionExpression: "highWater = :h0 AND inputEpoch = :e0",
+          ExpressionAttributeValues: {
+            ":v": version,
+            ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
+            ":h0": expected.highWater,
+            ":e0": expected.inputEpoch,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof Error && error.name === "ConditionalCheckFailedException") return false;
+      throw error;
+    }
+  }
+
+  /** A scan of the clock items: for the one-off move of existing subjects to a new selector. */
+  async subjectsNotOn(version: SelectorVersion): Promise<string[]> {
+    const subjects: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: "sk = :clock AND (attribute_not_exists(selector) OR selector <> :v)",
+          ExpressionAttributeValues: { ":clock": CLOCK, ":v": version },
+          ProjectionExpression: "pk",
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const item of page.Items ?? []) subjects.push(String(item.pk).slice(2));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return subjects.sort();
   }
 
   async readAlias(subject: string): Promise<AliasState | null> {
@@ -669,13 +730,16 @@ function learnFromPlan(known: KnownState, plan: AppendPlan): void {
   for (const entry of plan.index) known.index.set(indexSk(entry.key, entry.scope), entry);
 }
 
-function clockOf(item: Record<string, unknown> | undefined): Clock & { policy: TrustPolicy } {
-  if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY };
+function clockOf(
+  item: Record<string, unknown> | undefined,
+): Clock & { policy: TrustPolicy; selector: SelectorVersion } {
+  if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY, selector: SELECTOR_VERSION };
   const clock = ClockItem.parse(item);
   return {
     highWater: clock.highWater,
     inputEpoch: clock.inputEpoch,
     policy: clock.policy ? TrustPolicySchema.parse(JSON.parse(clock.policy)) : DEFAULT_TRUST_POLICY,
+    selector: selectorNamed(clock.selector),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   Manifest as ManifestSchema,
   TrustPolicy as TrustPolicySchema,
 } from "../../domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "../../domain/validity.ts";
 import {
   AlreadyWrittenError,
   NotFoundError,
@@ -47,7 +48,8 @@ CREATE TABLE IF NOT EXISTS clock (
   subject TEXT PRIMARY KEY,
   high_water INTEGER NOT NULL,
   input_epoch INTEGER NOT NULL,
-  policy TEXT
+  policy TEXT,
+  selector TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
   subject TEXT NOT NULL,
@@ -143,6 +145,10 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 30000");
     this.db.exec(SCHEMA);
+    // Stores from before selector v2 have no selector column: their subjects read as "v1".
+    const columns = this.db.pragma("table_info(clock)") as Array<{ name: string }>;
+    if (!columns.some((column) => column.name === "selector"))
+      this.db.exec("ALTER TABLE clock ADD COLUMN selector TEXT");
   }
 
   /** Prepared statements, compiled once per connection. */
@@ -191,14 +197,17 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     return result;
   }
 
-  private readClock(subject: string): Clock & { policy: TrustPolicy } {
-    const row = this.statement("SELECT high_water, input_epoch, policy FROM clock WHERE subject = ?").get(
-      subject,
-    ) as { high_water: number; input_epoch: number; policy: string | null } | undefined;
+  private readClock(subject: string): Clock & { policy: TrustPolicy; selector: SelectorVersion } {
+    const row = this.statement(
+      "SELECT high_water, input_epoch, policy, selector FROM clock WHERE subject = ?",
+    ).get(subject) as
+      | { high_water: number; input_epoch: number; policy: string | null; selector: string | null }
+      | undefined;
     return {
       highWater: row?.high_water ?? 0,
       inputEpoch: row?.input_epoch ?? 0,
       policy: row?.policy ? TrustPolicySchema.parse(JSON.parse(row.policy)) : DEFAULT_TRUST_POLICY,
+      selector: row ? selectorNamed(row.selector) : SELECTOR_VERSION,
     };
   }
 
@@ -294,8 +303,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   private writeClock(subject: string, clock: Clock, policy: TrustPolicy): void {
     this.statement(
-      "INSERT INTO clock (subject, high_water, input_epoch, policy) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
-    ).run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy));
+      // A new subject starts on the current selector; an existing one keeps its own until adopted.
+      "INSERT INTO clock (subject, high_water, input_epoch, policy, selector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
+    ).run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy), SELECTOR_VERSION);
   }
 
   async snapshot(subject: string): Promise<Snapshot> {
@@ -340,6 +350,41 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
       this.writeClock(subject, next, TrustPolicySchema.parse(policy));
       return next;
     });
+  }
+
+  async selectorVersion(subject: string): Promise<SelectorVersion> {
+    return this.read(() => this.readClock(subject).selector);
+  }
+
+  async adoptSelector(
+    subject: string,
+    version: SelectorVersion,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<boolean> {
+    return this.exclusive(() => {
+      const clock = this.readClock(subject);
+      if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return false;
+      this.writeClock(
+        subject,
+        { ...clock, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) },
+        clock.policy,
+      );
+      this.statement("UPDATE clock SET selector = ? WHERE subject = ?").run(version, subject);
+      return true;
+    });
+  }
+
+  async subjectsNotOn(version: SelectorVersion): Promise<string[]> {
+    return this.read(() =>
+      (
+        this.statement("SELECT subject FROM clock WHERE selector IS NOT ? ORDER BY subject").all(
+          version,
+        ) as Array<{
+          subject: string;
+        }>
+      ).map((row) => row.subject),
+    );
   }
 
   async readAlias(subject: string): Promise<AliasState | null> {

@@ -1,0 +1,88 @@
+import {
+  checkEventLog,
+  compareStrings,
+  SELECTOR_VERSION,
+  type Selection,
+  selectInputs,
+} from "../domain/selector.ts";
+import type { Deps } from "./pipeline.ts";
+import { invalidate } from "./pipeline.ts";
+
+/**
+ * Moving existing subjects to the current selector (v2). A subject created before v2 has a clock
+ * that follows v1's epoch rule, and its summary may have been built by v1. For each such subject:
+ * compare v1 and v2 on its log at the clock's high-water mark; when the valid set or the
+ * conflicts differ, move the epoch once (recall stops serving the v1 summary at that instant,
+ * and a rebuild is requested, which uses v2); either way mark the clock as following v2. The
+ * marking is conditioned on the clock read, so a concurrent append makes us look again.
+ */
+
+export interface SelectorMigration {
+  subject: string;
+  /** Whether v2 reads the log differently, so the epoch moved. */
+  epochMoved: boolean;
+  /** What differs, for the operator: ids and conflicts. */
+  differences: string[];
+}
+
+const ATTEMPTS = 5;
+
+export async function adoptCurrentSelector(
+  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
+  subject: string,
+): Promise<SelectorMigration | null> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if ((await deps.events.selectorVersion(subject)) === SELECTOR_VERSION) return null;
+    const snapshot = await deps.events.snapshot(subject);
+    const [events, policy] = await Promise.all([
+      deps.events.eventsThrough(subject, snapshot.highWater),
+      deps.events.trustPolicy(subject),
+    ]);
+    const checked = checkEventLog(events);
+    const differences = selectionDifferences(
+      selectInputs(checked, snapshot.highWater, policy, "v1"),
+      selectInputs(checked, snapshot.highWater, policy, SELECTOR_VERSION),
+    );
+    const epochMoved = differences.length > 0;
+    if (await deps.events.adoptSelector(subject, SELECTOR_VERSION, snapshot, epochMoved)) {
+      if (epochMoved) {
+        deps.progress(
+          `${subject}: selector ${SELECTOR_VERSION} reads the log differently (${differences.join("; ")}); the epoch moved`,
+        );
+        await invalidate(deps, subject);
+      }
+      return { subject, epochMoved, differences };
+    }
+  }
+  throw new Error(`${subject} kept changing while its selector was being checked; run memgate migrate again`);
+}
+
+/** Every subject not yet on the current selector, one after the other. */
+export async function migrateSelectors(
+  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
+): Promise<SelectorMigration[]> {
+  const done: SelectorMigration[] = [];
+  for (const subject of await deps.events.subjectsNotOn(SELECTOR_VERSION)) {
+    const migration = await adoptCurrentSelector(deps, subject);
+    if (migration) done.push(migration);
+  }
+  return done;
+}
+
+/** How two selections of one log differ: ids valid in one only, conflicts in one only. */
+export function selectionDifferences(before: Selection, after: Selection): string[] {
+  const differences: string[] = [];
+  const onlyIn = (a: ReadonlySet<string>, b: ReadonlySet<string>) =>
+    [...a].filter((id) => !b.has(id)).sort(compareStrings);
+  const lost = onlyIn(before.validIds, after.validIds);
+  const gained = onlyIn(after.validIds, before.validIds);
+  if (lost.length > 0) differences.push(`no longer valid: ${lost.join(", ")}`);
+  if (gained.length > 0) differences.push(`now valid: ${gained.join(", ")}`);
+  const named = (selection: Selection) =>
+    new Set(selection.conflicts.map((c) => `${c.key} @ ${c.scope} [${c.members.join(", ")}]`));
+  const conflictsLost = onlyIn(named(before), named(after));
+  const conflictsGained = onlyIn(named(after), named(before));
+  if (conflictsLost.length > 0) differences.push(`no longer a conflict: ${conflictsLost.join(", ")}`);
+  if (conflictsGained.length > 0) differences.push(`now a conflict: ${conflictsGained.join(", ")}`);
+  return differences;
+}
