@@ -134,6 +134,51 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       expect(served.claims.map((c) => [c.derivedFrom.join(), c.status])).toEqual([["race-3", "settled"]]);
     });
 
+    it.each([2, 3, 10])(
+      "a chain of %i supersessions in the store leaves only the newest; revoking links revives what they superseded",
+      async (length) => {
+        const deps = depsOver(open());
+        const subject = freshSubject();
+        const links = Array.from({ length }, (_, i) => ({
+          eventId: `v-${i + 1}`,
+          kind: "fact",
+          text: `version ${i + 1}`,
+          ...(i > 0 ? { supersedes: [`v-${i}`] } : {}),
+          assertions: [
+            {
+              key: "deadline",
+              value: { date: `2026-12-${String(i + 1).padStart(2, "0")}` },
+              polarity: "affirmed",
+            },
+          ],
+        }));
+        // One link per append: each supersession changes validity and moves the epoch.
+        for (const link of links) await appendEvents(deps, subject, [link]);
+        const valid = async () => {
+          const clock = await deps.events.snapshot(subject);
+          const { context } = await readInputs(deps, subject, clock.highWater);
+          return { ids: [...context.selection.validIds], conflicts: context.selection.conflicts.length };
+        };
+        expect(await valid()).toEqual({ ids: [`v-${length}`], conflicts: 0 });
+        expect((await deps.events.snapshot(subject)).inputEpoch).toBe(length - 1);
+        const middle = Math.ceil(length / 2);
+        if (length > 2) {
+          const revoked = await revokeEvent(deps, subject, `v-${middle}`);
+          expect(revoked.epochMoved).toBe(true);
+          expect(await valid()).toEqual({ ids: [`v-${middle - 1}`, `v-${length}`], conflicts: 1 });
+        }
+        // Revoking the newest revives the link it superseded, unless that one is revoked too.
+        await revokeEvent(deps, subject, `v-${length}`);
+        const expected =
+          length === 2
+            ? ["v-1"]
+            : middle === length - 1
+              ? [`v-${middle - 1}`]
+              : [`v-${middle - 1}`, `v-${length - 1}`];
+        expect((await valid()).ids).toEqual(expected);
+      },
+    );
+
     it("a subject v1 and v2 read alike keeps its summary: the epoch does not move", async () => {
       const stores = open();
       const subject = freshSubject();
