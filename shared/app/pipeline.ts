@@ -19,7 +19,8 @@ import {
   type SelectorVersion,
   selectInputs,
 } from "../domain/selector.ts";
-import { NotFoundError, PublishRefusedError } from "../ports/errors.ts";
+import { InputError } from "../io/event-file.ts";
+import { NotFoundError, PublishRefusedError, SnapshotRefusedError } from "../ports/errors.ts";
 import type {
   AliasPort,
   AliasState,
@@ -195,9 +196,13 @@ export async function takeSnapshot(
   through?: number,
 ): Promise<Snapshot> {
   const snapshot = await deps.events.snapshot(subject);
-  if (through === undefined || through >= snapshot.highWater) return snapshot;
+  if (through === undefined || through === snapshot.highWater) return snapshot;
+  if (through > snapshot.highWater)
+    throw new InputError(
+      `--through ${through} is beyond the log of ${subject}, which ends at ${snapshot.highWater}; a snapshot covers only appended events`,
+    );
   if (snapshot.expectedAlias && through < snapshot.expectedAlias.coversThrough)
-    throw new PublishRefusedError(
+    throw new SnapshotRefusedError(
       "coverage-decrease",
       `--through ${through} is below the alias's coverage ${snapshot.expectedAlias.coversThrough}; coverage never goes back`,
     );
@@ -233,6 +238,11 @@ export function subjectOfArtifact(artifactId: string): string {
  */
 export async function generate(deps: Deps, snapshot: Snapshot): Promise<GenerateOutcome> {
   const current = await deps.events.snapshot(snapshot.subject);
+  if (snapshot.highWater > current.highWater)
+    throw new SnapshotRefusedError(
+      "beyond-log",
+      `the snapshot covers through ${snapshot.highWater}, but the log of ${snapshot.subject} ends at ${current.highWater}`,
+    );
   if (current.inputEpoch !== snapshot.inputEpoch)
     return {
       status: "dropped",
@@ -313,12 +323,15 @@ async function askModel(deps: Deps, snapshot: Snapshot, context: GateContext): P
       prompt: deps.prompt,
       ...(deps.budget === undefined ? {} : { budget: deps.budget }),
     };
-    if (deps.failpoints.action("generate") === "timeout")
-      return await new Promise<string>((_resolve, reject) =>
-        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
-      );
+    // The deadline wins even over a model that ignores the abort signal.
+    const deadline = new Promise<never>((_resolve, reject) =>
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
+    );
+    if (deps.failpoints.action("generate") === "timeout") return await deadline;
     deps.failpoints.hit("generate");
-    return await deps.model.generate(request, controller.signal);
+    const answer = deps.model.generate(request, controller.signal);
+    answer.catch(() => {}); // a late failure after the deadline is not an unhandled rejection
+    return await Promise.race([answer, deadline]);
   } catch (error) {
     if (error instanceof GenerationFailedError) throw error;
     throw new GenerationFailedError(
@@ -462,9 +475,19 @@ export async function recall(
   if (reason === null && alias) {
     const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
     if (record?.status === "PUBLISHED") {
-      const body = ConsolidationOutputSchema.parse(
-        await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
-      );
+      let body: ConsolidationOutput;
+      try {
+        body = ConsolidationOutputSchema.parse(
+          await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
+        );
+      } catch (error) {
+        // A missing or damaged body never fails a recall: the raw layer answers, saying why.
+        return rawRecall(
+          deps,
+          snapshot,
+          `summary ${alias.parentArtifactId} cannot be read (${error instanceof Error ? error.name : "error"}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}); raw until it is rebuilt`,
+        );
+      }
       const [tailEvents, policy] = await Promise.all([
         deps.events.eventsAfter(subject, alias.coversThrough),
         deps.events.trustPolicy(subject),

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { env } from "../config.ts";
 import { InputError } from "../io/event-file.ts";
 import { demoCommand } from "./demo-command.ts";
 import { GATE_USAGE, gateCommand } from "./gate-command.ts";
@@ -34,7 +35,8 @@ Commands:
 Store commands take --home DIR (default $MEMGATE_HOME or ./.memgate) or --store aws.
 
 Run "memgate <command> --help" for a command's options. Every command takes --json.
-Exit codes: 0 ok, 1 gate rejected, 2 bad usage or input, 4 publish refused, 5 generation failed.`;
+Exit codes: 0 ok, 1 gate rejected, 2 bad usage or input, 3 store or engine failed (safe to retry),
+4 publish refused, 5 generation failed. MEMGATE_DEBUG=1 prints the stack of an unexpected error.`;
 
 interface Command {
   usage: string;
@@ -72,6 +74,14 @@ const COMMANDS: Record<string, Command> = {
       demoCommand({ json: values.json === true, home: values.home as string | undefined }, io),
   },
 };
+
+/** One line for an unexpected failure: its kind and message, and how to see more. */
+function describeFailure(error: unknown): string {
+  const kind = error instanceof Error ? error.name : "error";
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message.split("\n")[0] ?? "";
+  return `${kind}: ${line.length > 300 ? `${line.slice(0, 300)}…` : line} (the store or an engine failed; safe to retry${env.MEMGATE_DEBUG === "1" ? "" : "; MEMGATE_DEBUG=1 shows the stack"})`;
+}
 
 /** Runs one memgate command line; returns the exit code. Never throws for user mistakes. */
 export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
@@ -119,6 +129,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       io.err(`memgate ${name}: ${error.message}`);
       return EXIT.badInput;
     }
-    throw error;
+    // Anything else is the store, an engine or a defect: one line, exit 3 (1 is the gate's).
+    io.err(`memgate ${name}: ${describeFailure(error)}`);
+    if (env.MEMGATE_DEBUG === "1" && error instanceof Error && error.stack) io.err(error.stack);
+    return EXIT.engineFailed;
   }
 }

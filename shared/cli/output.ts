@@ -1,5 +1,13 @@
 /** Exit codes of CONTRACT §5. */
-export const EXIT = { ok: 0, rejected: 1, badInput: 2, publishRefused: 4, generationFailed: 5 } as const;
+export const EXIT = {
+  ok: 0,
+  rejected: 1,
+  badInput: 2,
+  /** The store or an engine failed (unreachable, throttled past its retries, unexpected): safe to retry. */
+  engineFailed: 3,
+  publishRefused: 4,
+  generationFailed: 5,
+} as const;
 
 /** Where a command writes: stdout for results, stderr for progress and errors. Injected for tests. */
 export interface Io {

@@ -1,3 +1,4 @@
+import { StoreHomeError } from "../adapters/embedded/sqlite-store.ts";
 import { lineageDot, lineageProv } from "../app/lineage.ts";
 import { GenerationFailedError } from "../app/model.ts";
 import { approve, recover, review } from "../app/operations.ts";
@@ -14,7 +15,7 @@ import {
   takeSnapshot,
 } from "../app/pipeline.ts";
 import { migrateSelectors } from "../app/selector-migration.ts";
-import { Snapshot, TrustPolicy } from "../domain/schemas.ts";
+import { Snapshot, Subject, TrustPolicy } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
 import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "../domain/validity.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
@@ -29,7 +30,7 @@ import {
 } from "../ports/errors.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
-import { openStores, pipelineDeps } from "./wiring.ts";
+import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";
 
 /** Flags every store command takes. */
 export const STORE_OPTIONS = {
@@ -43,12 +44,12 @@ export const STORE_OPTIONS = {
 
 type Values = Record<string, string | boolean | undefined>;
 
-function positiveInt(value: string | boolean | undefined, flag: string): number | undefined {
+/** A whole-number flag, digits only (no exponent, sign or fraction), at most `max`. */
+function boundedInt(value: string | boolean | undefined, flag: string, max: number): number | undefined {
   if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 0)
-    throw new UsageError(`${flag} must be a whole number, got "${String(value)}"`);
-  return number;
+  if (typeof value !== "string" || !/^\d{1,15}$/.test(value) || Number(value) > max)
+    throw new UsageError(`${flag} must be a whole number from 0 to ${max}, got "${String(value)}"`);
+  return Number(value);
 }
 
 /** Opens the stores and the use cases' dependencies, runs `work`, always closes. */
@@ -56,24 +57,31 @@ async function withDeps<T>(
   values: Values,
   io: Io,
   work: (deps: Deps) => Promise<T>,
-  overrides: Partial<Pick<Deps, "selectorVersion">> = {},
+  options: { selectorVersion?: SelectorVersion; readOnly?: boolean } = {},
 ): Promise<T> {
+  // Every flag is checked before a store is opened: a refused command creates nothing.
   const store = (values.store as string | undefined) ?? "embedded";
   if (store !== "embedded" && store !== "aws")
     throw new UsageError(`--store must be embedded or aws, got "${store}"`);
-  const stores = await openStores({ store, home: values.home as string | undefined });
+  const pipeline = {
+    model: values.model as string | undefined,
+    prompt: values.prompt as string | undefined,
+    budget: boundedInt(values.budget, "--budget", MAX_BUDGET_TOKENS),
+    timeoutMs: boundedInt(values["timeout-ms"], "--timeout-ms", MAX_TIMEOUT_MS),
+    progress: (line: string) => io.err(`memgate: ${line}`),
+  };
+  if (pipeline.model !== undefined) checkModelName(pipeline.model);
+  const stores = await openStores({
+    store,
+    home: values.home as string | undefined,
+    mustExist: options.readOnly === true,
+  });
   try {
     let deps: Deps;
     try {
       deps = {
-        ...pipelineDeps(stores, {
-          model: values.model as string | undefined,
-          prompt: values.prompt as string | undefined,
-          budget: positiveInt(values.budget, "--budget"),
-          timeoutMs: positiveInt(values["timeout-ms"], "--timeout-ms"),
-          progress: (line) => io.err(`memgate: ${line}`),
-        }),
-        ...overrides,
+        ...pipelineDeps(stores, pipeline),
+        ...(options.selectorVersion ? { selectorVersion: options.selectorVersion } : {}),
       };
     } catch (error) {
       if (error instanceof UsageError) throw error;
@@ -86,6 +94,22 @@ async function withDeps<T>(
   } finally {
     stores.close();
   }
+}
+
+/** withDeps for commands that only read: on a missing embedded home they say so and create nothing. */
+function withStoreDeps<T>(values: Values, io: Io, work: (deps: Deps) => Promise<T>): Promise<T> {
+  return withDeps(values, io, work, { readOnly: true });
+}
+
+/** Far above any summary's budget, far below where token counting or JSON numbers misbehave. */
+const MAX_BUDGET_TOKENS = 100_000_000;
+const MAX_TIMEOUT_MS = 3_600_000;
+
+/** The SUBJECT argument under the contract's rule (1–128 characters after NFC, no control characters). */
+function subjectArg(positionals: string[]): string {
+  const parsed = Subject.safeParse(need(positionals, 0, "SUBJECT"));
+  if (!parsed.success) throw new UsageError(`SUBJECT: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return parsed.data;
 }
 
 function need(positionals: string[], index: number, what: string): string {
@@ -132,9 +156,13 @@ async function mapErrors(body: () => Promise<number>, io: Io): Promise<number> {
   try {
     return await body();
   } catch (error) {
-    if (error instanceof PublishRefusedError || error instanceof StoreContentionError) {
+    if (error instanceof PublishRefusedError) {
       io.err(`memgate: ${error.message}`);
       return EXIT.publishRefused;
+    }
+    if (error instanceof StoreContentionError) {
+      io.err(`memgate: ${error.message}`);
+      return EXIT.engineFailed;
     }
     if (error instanceof GenerationFailedError) {
       io.err(`memgate: generation failed: ${error.message}`);
@@ -145,7 +173,8 @@ async function mapErrors(body: () => Promise<number>, io: Io): Promise<number> {
       error instanceof AppendRejectedError ||
       error instanceof EventLogError ||
       error instanceof NotFoundError ||
-      error instanceof AlreadyWrittenError
+      error instanceof AlreadyWrittenError ||
+      error instanceof StoreHomeError
     )
       throw new InputError(error.message, { cause: error });
     throw error;
@@ -176,7 +205,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     "memgate append SUBJECT FILE.jsonl|- [--home DIR] [--store aws] [--json]",
     {},
     async (values, positionals, io) => {
-      const subject = need(positionals, 0, "SUBJECT");
+      const subject = subjectArg(positionals);
       const file = need(positionals, 1, "FILE.jsonl (or - for standard input)");
       const events = parseEventLines(await readUserText(file, "events file"), file, {
         assignSequence: false,
@@ -198,7 +227,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     "memgate revoke SUBJECT EVENT_ID [--reason TEXT]",
     { reason: { type: "string" } },
     async (values, positionals, io) => {
-      const subject = need(positionals, 0, "SUBJECT");
+      const subject = subjectArg(positionals);
       const eventId = need(positionals, 1, "EVENT_ID");
       return withDeps(values, io, async (deps) => {
         const result = await revokeEvent(deps, subject, eventId, values.reason as string | undefined);
@@ -214,8 +243,8 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   ),
 
   clock: command("memgate clock SUBJECT", {}, async (values, positionals, io) => {
-    const subject = need(positionals, 0, "SUBJECT");
-    return withDeps(values, io, async (deps) => {
+    const subject = subjectArg(positionals);
+    return withStoreDeps(values, io, async (deps) => {
       const snapshot = await deps.events.snapshot(subject);
       const alias = snapshot.expectedAlias
         ? {
@@ -239,9 +268,13 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     "memgate snapshot SUBJECT [--through H]",
     { through: { type: "string" } },
     async (values, positionals, io) => {
-      const subject = need(positionals, 0, "SUBJECT");
-      return withDeps(values, io, async (deps) => {
-        const snapshot = await takeSnapshot(deps, subject, positiveInt(values.through, "--through"));
+      const subject = subjectArg(positionals);
+      return withStoreDeps(values, io, async (deps) => {
+        const snapshot = await takeSnapshot(
+          deps,
+          subject,
+          boundedInt(values.through, "--through", Number.MAX_SAFE_INTEGER),
+        );
         io.out(JSON.stringify(snapshot));
         return EXIT.ok;
       });
@@ -290,15 +323,15 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   }),
 
   consolidate: command("memgate consolidate SUBJECT [--model NAME]", {}, async (values, positionals, io) => {
-    const subject = need(positionals, 0, "SUBJECT");
+    const subject = subjectArg(positionals);
     return withDeps(values, io, async (deps) =>
       runAndReport(deps, await takeSnapshot(deps, subject), values, io),
     );
   }),
 
   recall: command("memgate recall SUBJECT", {}, async (values, positionals, io) => {
-    const subject = need(positionals, 0, "SUBJECT");
-    return withDeps(values, io, async (deps) => {
+    const subject = subjectArg(positionals);
+    return withStoreDeps(values, io, async (deps) => {
       const result = await recall(deps, subject);
       print(io, values, result, describeRecall(result));
       return EXIT.ok;
@@ -306,8 +339,8 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   }),
 
   artifacts: command("memgate artifacts SUBJECT", {}, async (values, positionals, io) => {
-    const subject = need(positionals, 0, "SUBJECT");
-    return withDeps(values, io, async (deps) => {
+    const subject = subjectArg(positionals);
+    return withStoreDeps(values, io, async (deps) => {
       const records = await deps.artifacts.listRecords(subject);
       print(
         io,
@@ -334,7 +367,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
       const format = (values.format as string | undefined) ?? "prov-json";
       if (format !== "prov-json" && format !== "dot")
         throw new UsageError(`--format must be prov-json or dot, got "${format}"`);
-      return withDeps(values, io, async (deps) => {
+      return withStoreDeps(values, io, async (deps) => {
         const subject = subjectOfArtifact(artifactId);
         const [manifest, body, record] = await Promise.all([
           deps.artifacts.readManifest(subject, artifactId),
@@ -353,8 +386,8 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   ),
 
   review: command("memgate review SUBJECT", {}, async (values, positionals, io) => {
-    const subject = need(positionals, 0, "SUBJECT");
-    return withDeps(values, io, async (deps) => {
+    const subject = subjectArg(positionals);
+    return withStoreDeps(values, io, async (deps) => {
       const result = await review(deps, subject);
       print(io, values, result, result.text);
       return EXIT.ok;
@@ -374,7 +407,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     "memgate recover SUBJECT [--selector v1|v2] [--prompt VERSION] [--model NAME]",
     { selector: { type: "string" } },
     async (values, positionals, io) => {
-      const subject = need(positionals, 0, "SUBJECT");
+      const subject = subjectArg(positionals);
       const selector = (values.selector as string | undefined) ?? SELECTOR_VERSION;
       if (!(SELECTOR_VERSIONS as readonly string[]).includes(selector))
         throw new UsageError(`--selector must be one of ${SELECTOR_VERSIONS.join(", ")}, got "${selector}"`);
@@ -415,7 +448,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
       unblock: { type: "string", multiple: true },
     },
     async (values, positionals, io) => {
-      const subject = need(positionals, 0, "SUBJECT");
+      const subject = subjectArg(positionals);
       const minTrust = values["min-trust"] as string | undefined;
       const block = (values.block as unknown as string[] | undefined) ?? [];
       const unblock = (values.unblock as unknown as string[] | undefined) ?? [];

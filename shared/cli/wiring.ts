@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { MemoryQueue } from "../adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "../adapters/embedded/sqlite-store.ts";
 import { modelNamed } from "../adapters/models/models.ts";
@@ -15,6 +16,8 @@ import { packageRoot } from "./package-root.ts";
 export interface StoreOptions {
   store: "embedded" | "aws";
   home?: string | undefined;
+  /** Refuse (and create nothing) when the embedded store does not exist yet: read-only commands. */
+  mustExist?: boolean;
 }
 
 export interface Stores {
@@ -29,7 +32,14 @@ export interface Stores {
 /** The embedded store under --home (default $MEMGATE_HOME or ./.memgate), or the AWS one. */
 export async function openStores(options: StoreOptions): Promise<Stores> {
   if (options.store === "aws") return openAwsStores();
-  const store = new SqliteStore(resolve(options.home ?? env.MEMGATE_HOME ?? ".memgate"));
+  const home = options.home ?? env.MEMGATE_HOME ?? ".memgate";
+  if (home.trim() === "")
+    throw new InputError("--home is empty: name the folder of the embedded store (default ./.memgate)");
+  if (options.mustExist && !existsSync(join(resolve(home), SqliteStore.FILE)))
+    throw new InputError(
+      `no memgate store in ${resolve(home)} yet: nothing was appended there (check --home or $MEMGATE_HOME)`,
+    );
+  const store = SqliteStore.open(resolve(home));
   return {
     events: store,
     alias: store,
@@ -86,6 +96,15 @@ export interface PipelineOptions {
   budget?: number | undefined;
   timeoutMs?: number | undefined;
   progress: (line: string) => void;
+}
+
+/** Refuses an unknown --model before anything is opened. */
+export function checkModelName(name: string): void {
+  try {
+    modelNamed(name);
+  } catch (error) {
+    throw new InputError(`--model: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** The use cases' dependencies over open stores. */

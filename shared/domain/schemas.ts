@@ -48,6 +48,24 @@ export const EVENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const MAX_TEXT_BYTES = 16 * 1024;
 export const MAX_ASSERTIONS = 64;
 
+export const MAX_SUBJECT_CHARACTERS = 128;
+
+/**
+ * A subject (CONTRACT §6): 1–128 characters after NFC normalisation, no control characters.
+ * Parsing yields the NFC form, so one subject has one spelling everywhere it is stored.
+ */
+export const Subject = z
+  .string({ error: "subject must be a string" })
+  .refine((raw) => raw.isWellFormed(), { error: `subject ${WELL_FORMED_MESSAGE}` })
+  .transform((raw) => raw.normalize("NFC"))
+  .refine((subject) => subject.length > 0, { error: "subject must not be empty" })
+  .refine((subject) => [...subject].length <= MAX_SUBJECT_CHARACTERS, {
+    error: `subject must be at most ${MAX_SUBJECT_CHARACTERS} characters`,
+  })
+  .refine((subject) => !/\p{Cc}/u.test(subject), {
+    error: "subject must not hold control characters (newlines, tabs, NUL …)",
+  });
+
 export const EventId = z.string({ error: "must be a string event id" }).regex(EVENT_ID_PATTERN, {
   error: "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (letters, digits, . _ : -)",
 });
@@ -292,7 +310,7 @@ export type ExpectedAlias = z.infer<typeof ExpectedAlias>;
 
 /** What one consistent read of clock and alias yields; the queue message body. */
 export const Snapshot = z.object({
-  subject: z.string({ error: "subject is required" }).min(1),
+  subject: Subject,
   highWater: z.number({ error: "highWater must be an integer" }).int().nonnegative(),
   inputEpoch: z.number({ error: "inputEpoch must be an integer" }).int().nonnegative(),
   expectedAlias: ExpectedAlias.nullable(),

@@ -36,17 +36,32 @@ export type PublishRefusal =
   | "epoch-moved"
   | "coverage-decrease"
   | "artifact-not-publishable"
-  | "parent-moved";
+  | "parent-moved"
+  | "beyond-log";
 
 /** The switch transaction did not happen; the snapshot is dead: take a new one and rebuild. */
 export class PublishRefusedError extends Error {
   constructor(
     readonly reason: PublishRefusal,
     detail: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; what?: string },
   ) {
-    super(`publish refused (${reason}): ${detail}; take a new snapshot and rebuild`, options);
+    super(
+      `${options?.what ?? "publish"} refused (${reason}): ${detail}; take a new snapshot and rebuild`,
+      options,
+    );
     this.name = "PublishRefusedError";
+  }
+}
+
+/**
+ * A snapshot that cannot be built on (beyond the log, below the alias's coverage): refused before
+ * anything is generated. Exit 4 like a refused publish: a fresh snapshot is the way on.
+ */
+export class SnapshotRefusedError extends PublishRefusedError {
+  constructor(reason: PublishRefusal, detail: string, options?: { cause?: unknown }) {
+    super(reason, detail, { ...options, what: "snapshot" });
+    this.name = "SnapshotRefusedError";
   }
 }
 

@@ -54,7 +54,13 @@ describe("embedded store under eight racing OS processes", () => {
   it(`lets exactly one publisher win each of ${ROUNDS} rounds, and coverage never goes back`, async () => {
     const store = new SqliteStore(home);
     const subject = "user-race";
-    await store.append(subject, [MemoryEvent.parse({ eventId: "a", kind: "fact", text: "a" })]);
+    // One event per round: each round's summary covers one more, never past the log.
+    await store.append(
+      subject,
+      Array.from({ length: ROUNDS }, (_, i) =>
+        MemoryEvent.parse({ eventId: `e-${i}`, kind: "fact", text: "a" }),
+      ),
+    );
     let expected: { parentArtifactId: string; sourceEpoch: number; coversThrough: number } | null = null;
     let coverage = 0;
     for (let round = 0; round < ROUNDS; round++) {

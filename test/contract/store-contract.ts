@@ -295,6 +295,27 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       expect((await artifacts.listRecords(subject)).map((r) => r.artifactId).sort()).toEqual(["s-1", "s-2"]);
     });
 
+    it("refuses to publish coverage beyond the log (a forged snapshot), in the switch transaction itself", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a"), fact("b", "b")]);
+      await artifacts.recordArtifact(candidateRecord(subject, "s-forged", 999, 0, null));
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-forged",
+          expectedAlias: null,
+          inputEpoch: 0,
+          newCoversThrough: 999,
+        }),
+      ).rejects.toMatchObject({ reason: "beyond-log" });
+      expect(await alias.readAlias(subject)).toBeNull();
+      expect((await artifacts.getRecord(subject, "s-forged"))?.status).toBe("CANDIDATE");
+      // Appends keep their sequences and a snapshot at the real high-water mark still publishes.
+      await events.append(subject, [fact("c", "c")]);
+      expect((await events.snapshot(subject)).highWater).toBe(3);
+    });
+
     it("refuses when the parent moved, the epoch moved or coverage would decrease, changing nothing", async () => {
       const { events, alias, artifacts } = open();
       const subject = freshSubject();

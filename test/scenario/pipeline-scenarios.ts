@@ -76,6 +76,37 @@ export function factsBatch(from: number, to: number) {
 }
 
 export function describePipelineScenarios(name: string, open: () => ScenarioStores): void {
+  describe(`${name}: forged and damaged inputs`, () => {
+    it("a snapshot beyond the log is refused at generate (beyond-log), nothing recorded; the log goes on", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 17));
+      const forged = { subject, highWater: 999, inputEpoch: 0, expectedAlias: null };
+      await expect(generate(deps, forged)).rejects.toMatchObject({ reason: "beyond-log" });
+      expect(await deps.artifacts.listRecords(subject)).toEqual([]);
+      await appendEvents(deps, subject, factsBatch(18, 20));
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      expect((await recall(deps, subject)).mode).toBe("summary");
+    });
+
+    it("a summary whose body cannot be read is never an error: recall answers raw and says why", async () => {
+      const stores = open();
+      const subject = freshSubject();
+      const deps = depsOver(stores);
+      await appendEvents(deps, subject, factsBatch(1, 3));
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      // The same store, whose artifact body reads back damaged.
+      const damaged: ArtifactStore = Object.create(stores.artifacts, {
+        readArtifact: { value: async () => ({ claims: "truncated" }) },
+      });
+      const broken = depsOver({ ...stores, artifacts: damaged });
+      const answer = await recall(broken, subject);
+      expect(answer.mode).toBe("raw");
+      expect(answer.reason).toMatch(/cannot be read/);
+      expect(answer.events).toHaveLength(3);
+    });
+  });
+
   describe(`${name}: moving a subject from selector v1 to v2`, () => {
     const chain = [
       {

@@ -538,8 +538,9 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         ConditionCheck: {
           TableName: this.tableName,
           Key: { pk: pk(subject), sk: CLOCK },
-          ConditionExpression: "inputEpoch = :epoch",
-          ExpressionAttributeValues: { ":epoch": inputEpoch },
+          // The fence, and no coverage past the log: a forged snapshot cannot publish.
+          ConditionExpression: "inputEpoch = :epoch AND highWater >= :covers",
+          ExpressionAttributeValues: { ":epoch": inputEpoch, ":covers": newCoversThrough },
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         },
       },
@@ -802,6 +803,13 @@ export function publishRefusal(error: unknown, request: PublishRequest): unknown
     });
   if (code(0) === "ConditionalCheckFailed") {
     const epoch = reasons[0]?.Item?.inputEpoch?.N;
+    const highWater = reasons[0]?.Item?.highWater?.N;
+    if (Number(epoch) === request.inputEpoch)
+      return new PublishRefusedError(
+        "beyond-log",
+        `the artifact covers through ${request.newCoversThrough}, but the log ends at ${highWater ?? 0}`,
+        { cause: error },
+      );
     return new PublishRefusedError(
       "epoch-moved",
       `the clock is at epoch ${epoch ?? "?"}, the artifact was built at ${request.inputEpoch}`,

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { link, mkdir, open, readFile, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
@@ -124,12 +124,39 @@ interface ArtifactRow {
   created_at: string;
 }
 
-/** File-name-safe form of an id: letters, digits, _ and - stay; everything else becomes %XX. */
+/** Longest file name we write: far below the 255 bytes file systems allow. */
+const MAX_FILE_NAME = 120;
+
+/**
+ * File-name-safe form of an id: letters, digits, _ and - stay; everything else becomes %XX. A name
+ * longer than MAX_FILE_NAME (a 128-character CJK subject is over 1,000) keeps a readable prefix
+ * and the SHA-256 of the whole id, so it stays unique and within every file system's limit.
+ */
 function safeName(id: string): string {
-  return Array.from(new TextEncoder().encode(id), (byte) => {
+  const escaped = Array.from(new TextEncoder().encode(id), (byte) => {
     const char = String.fromCharCode(byte);
     return /[A-Za-z0-9_-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }).join("");
+  if (escaped.length <= MAX_FILE_NAME) return escaped;
+  return `${escaped.slice(0, 48)}~${createHash("sha256").update(id).digest("hex")}`;
+}
+
+/** fsync of a folder, so a new entry in it survives a power loss. */
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The embedded store's home folder cannot be used: a user's setting to fix (exit 2). */
+export class StoreHomeError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreHomeError";
+  }
 }
 
 export class SqliteStore implements EventLog, AliasPort, ArtifactStore, SettingsPort {
@@ -137,9 +164,33 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   /** Serialises this process's operations: each runs in one SQLite transaction on one connection. */
   private queue: Promise<unknown> = Promise.resolve();
 
+  /** The database's file name inside the home folder. */
+  static readonly FILE = "memgate.sqlite";
+
+  /**
+   * Opens (creating when absent) the store in `home`; a home that is a file, unwritable or on a
+   * read-only file system is a StoreHomeError saying which, never a stack trace.
+   */
+  static open(home: string): SqliteStore {
+    try {
+      return new SqliteStore(home);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "";
+      const why =
+        code === "ENOTDIR" || code === "EEXIST"
+          ? "is a file, not a folder"
+          : code === "EACCES" || code === "EPERM"
+            ? "is not writable by this user"
+            : code === "EROFS" || code === "SQLITE_READONLY" || code === "SQLITE_CANTOPEN"
+              ? "cannot be written (read-only or missing permissions)"
+              : `cannot hold a store (${error instanceof Error ? error.message : String(error)})`;
+      throw new StoreHomeError(`--home ${home} ${why}`, { cause: error });
+    }
+  }
+
   constructor(private readonly home: string) {
     mkdirSync(home, { recursive: true });
-    this.db = new Database(join(home, "memgate.sqlite"));
+    this.db = new Database(join(home, SqliteStore.FILE));
     this.db.pragma("journal_mode = WAL");
     // FULL: an append or publish acknowledged to a caller survives a power loss, not only a crash.
     this.db.pragma("synchronous = FULL");
@@ -402,6 +453,11 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
           "epoch-moved",
           `the clock is at epoch ${clock.inputEpoch}, the artifact was built at ${request.inputEpoch}`,
         );
+      if (clock.highWater < request.newCoversThrough)
+        throw new PublishRefusedError(
+          "beyond-log",
+          `the artifact covers through ${request.newCoversThrough}, but the log ends at ${clock.highWater}`,
+        );
       const alias = this.readAliasRow(subject);
       const unchanged =
         expectedAlias === null
@@ -446,11 +502,24 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   /** Write-once: the body goes to a temporary file, then is hard-linked into place (EEXIST if taken). */
   private async writeOnce(path: string, text: string): Promise<void> {
-    await mkdir(join(path, ".."), { recursive: true });
+    const folder = dirname(path);
+    const created = await mkdir(folder, { recursive: true });
+    // New folders are entries of their parents: sync each parent up to the first that existed.
+    if (created)
+      for (let at = folder; at !== dirname(created); at = dirname(at)) await syncFolder(dirname(at));
     const temporary = `${path}.${randomUUID()}.tmp`;
-    await writeFile(temporary, text, { flag: "wx" });
+    // Durable before anything names it: the body reaches the disk, then its directory entry does,
+    // and only then does the caller commit the record that points at it.
+    const file = await open(temporary, "wx");
+    try {
+      await file.writeFile(text);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
     try {
       await link(temporary, path);
+      await syncFolder(folder);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST")
         throw new AlreadyWrittenError(path, { cause: error });
