@@ -27,6 +27,7 @@ import {
   keyScope,
   selectInputs,
 } from "./selector.ts";
+import { parseStrictJson } from "./strict-json.ts";
 import { countTokens } from "./tokens.ts";
 import { canonicalValue, describeValue } from "./values.ts";
 
@@ -226,19 +227,15 @@ export function gateCandidateText(
   candidateText: string,
   options: GateOptions = {},
 ): GateReport {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(candidateText);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+  const parsed = parseStrictJson(candidateText);
+  if (!parsed.ok)
     return report(
       context,
-      [reason("schema-invalid", null, null, null, `candidate is not valid JSON (${message})`)],
+      [reason("schema-invalid", null, null, null, `candidate is ${parsed.problem}`)],
       null,
       options,
     );
-  }
-  return gateCandidate(context, raw, options);
+  return gateCandidate(context, parsed.value, options);
 }
 
 /** Runs the gate on a candidate already parsed from JSON (not yet checked against the schema). */

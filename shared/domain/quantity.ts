@@ -24,6 +24,23 @@ function powerOfTen(exponent: number): bigint {
   return powersOfTen[exponent] as bigint;
 }
 
+/** CONTRACT §4b "Bounded input": at most this many significant digits and this exponent. */
+export const MAX_SIGNIFICANT_DIGITS = 64;
+export const MAX_EXPONENT = 1000;
+
+/**
+ * Whether a decimal string stays within the bounds exact arithmetic can afford: "1e999999999"
+ * would take seconds of BigInt work and then fail, so it is refused where it enters.
+ */
+export function isBoundedDecimal(text: string): boolean {
+  const parts = DECIMAL_PATTERN.test(text) ? DECIMAL_PARTS.exec(text) : null;
+  if (!parts) return false;
+  const [, , whole = "", fraction = "", exponentText] = parts;
+  const digits = `${whole}${fraction}`.replace(/^0+/, "");
+  if (digits.length > MAX_SIGNIFICANT_DIGITS) return false;
+  return exponentText === undefined || Math.abs(Number.parseInt(exponentText, 10)) <= MAX_EXPONENT;
+}
+
 /** Parses a decimal string ("12500.00", "-1.5e3") into an exact rational; throws on anything else. */
 export function parseDecimal(text: string): Fraction {
   const parts = DECIMAL_PATTERN.test(text) ? DECIMAL_PARTS.exec(text) : null;

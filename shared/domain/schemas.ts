@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { canonicalDate } from "./dates.ts";
-import { DECIMAL_PATTERN } from "./quantity.ts";
+import { DECIMAL_PATTERN, isBoundedDecimal, MAX_EXPONENT, MAX_SIGNIFICANT_DIGITS } from "./quantity.ts";
 
 /**
  * The public formats of CONTRACT.md as zod schemas. Every boundary (files, API bodies, queue
@@ -42,6 +42,36 @@ function holdsLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/** CONTRACT §4b "Bounded input": JSON nested deeper than this is refused, unknown fields included. */
+export const MAX_NESTING_DEPTH = 32;
+
+/** Whether a parsed JSON value nests deeper than `limit` levels; iterative, so any depth is safe to ask. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop() as [unknown, number];
+    if (item === null || typeof item !== "object") continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Refuses input nested deeper than MAX_NESTING_DEPTH before the schema walks it. */
+function boundedDepth<T extends z.ZodType>(schema: T, what: string) {
+  return z
+    .unknown()
+    .superRefine((raw, ctx) => {
+      if (nestsDeeperThan(raw, MAX_NESTING_DEPTH))
+        ctx.addIssue({
+          code: "custom",
+          message: `${what} nests deeper than ${MAX_NESTING_DEPTH} levels of JSON; flatten it`,
+          abort: true,
+        });
+    })
+    .pipe(schema);
+}
+
 const WELL_FORMED_MESSAGE = "must be well-formed Unicode text (it holds a lone UTF-16 surrogate)";
 
 export const EVENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -79,7 +109,10 @@ const BoolValue = z.object({ bool: z.boolean({ error: "bool must be true or fals
 const QuantityValue = z.object({
   quantity: z
     .string({ error: 'quantity must be a decimal string such as "12500.00" (a JSON number is not accepted)' })
-    .regex(DECIMAL_PATTERN, { error: 'quantity must be a decimal string such as "12500.00"' }),
+    .regex(DECIMAL_PATTERN, { error: 'quantity must be a decimal string such as "12500.00"' })
+    .refine(isBoundedDecimal, {
+      error: `quantity must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits and an exponent within ±${MAX_EXPONENT}`,
+    }),
   unit: z
     .string({ error: "unit must be a string" })
     .min(1, { error: "unit must not be empty; omit it instead" })
@@ -183,7 +216,7 @@ export const TRUST_LEVELS = ["untrusted", "tool", "user", "verified"] as const;
 export const Trust = z.enum(TRUST_LEVELS, { error: `trust must be one of: ${TRUST_LEVELS.join(", ")}` });
 export type Trust = z.infer<typeof Trust>;
 
-export const MemoryEvent = z
+const MemoryEventObject = z
   .object({
     eventId: EventId,
     kind: EventKind,
@@ -241,6 +274,7 @@ export const MemoryEvent = z
   .transform((event) =>
     event.kind === "task" ? { ...event, taskStatus: event.taskStatus ?? "open" } : event,
   );
+export const MemoryEvent = boundedDepth(MemoryEventObject, "the event");
 export type MemoryEvent = z.infer<typeof MemoryEvent>;
 
 /** An event as stored: the store (or the gate's file reader) has assigned its sequence. */
@@ -287,7 +321,7 @@ export const ConflictRef = z.object({
 });
 export type ConflictRef = z.infer<typeof ConflictRef>;
 
-export const ConsolidationOutput = z
+const ConsolidationOutputObject = z
   .object({
     claims: z.array(Claim, { error: "claims is required: an array" }),
     pending: z.array(PendingItem, { error: "pending is required: an array" }),
@@ -299,6 +333,7 @@ export const ConsolidationOutput = z
     const malformed = loneSurrogatePath(output);
     if (malformed) ctx.addIssue({ code: "custom", path: malformed, message: WELL_FORMED_MESSAGE });
   });
+export const ConsolidationOutput = boundedDepth(ConsolidationOutputObject, "the candidate");
 export type ConsolidationOutput = z.infer<typeof ConsolidationOutput>;
 
 export const ExpectedAlias = z.object({
