@@ -4,6 +4,7 @@
  * step hang until its deadline; `error` makes it throw.
  */
 export const FAILPOINT_NAMES = [
+  "after-append",
   "generate",
   "after-artifact-write",
   "before-publish",

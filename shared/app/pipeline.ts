@@ -1,5 +1,6 @@
 import { buildGateContext, type GateContext, type GateReport, gateCandidateText } from "../domain/gate.ts";
 import { inputRefs, inputRoot } from "../domain/hashing.ts";
+import { rebuildReason } from "../domain/rebuild.ts";
 import type {
   ConsolidationOutput,
   Manifest,
@@ -114,13 +115,59 @@ export async function appendEvents(
 ): Promise<AppendOutcome> {
   const events: MemoryEvent[] = batch.map((raw) => MemoryEventSchema.parse(raw));
   const result = await deps.events.append(subject, events);
-  if (!result.epochMoved) return { ...result, staled: [], rebuildRequested: false };
-  if (!result.validityChanged) {
-    // Only a new conflict: every input is still valid, nothing is STALE; the summary just needs rebuilding.
-    await deps.queue.send(await deps.events.snapshot(subject));
-    return { ...result, staled: [], rebuildRequested: true };
+  // Everything below is bookkeeping a later sweep redoes from committed state if we die here.
+  deps.failpoints.hit("after-append");
+  if (result.validityChanged) return { ...result, ...(await invalidate(deps, subject)) };
+  const snapshot = await deps.events.snapshot(subject);
+  const { rebuildAfterEvents } = await deps.settings.settings();
+  const alias = aliasOf(snapshot);
+  const now = rebuildReason(snapshot, alias, rebuildAfterEvents);
+  const before = rebuildReason(
+    {
+      highWater: snapshot.highWater - result.appended.length,
+      inputEpoch: snapshot.inputEpoch - (result.epochMoved ? 1 : 0),
+    },
+    alias,
+    rebuildAfterEvents,
+  );
+  // Requested once, when this append makes the subject need it (a new conflict, the tail reaching
+  // rebuildAfterEvents, the first events); the sweep asks again for anything still not rebuilt.
+  if (now === null || before !== null) return { ...result, staled: [], rebuildRequested: false };
+  await deps.queue.send(snapshot);
+  deps.progress(`rebuild requested for ${subject}: ${now}`);
+  return { ...result, staled: [], rebuildRequested: true };
+}
+
+/** The alias a snapshot saw, as the rebuild rule reads it. */
+function aliasOf(snapshot: Snapshot): { sourceEpoch: number; coversThrough: number } | null {
+  return snapshot.expectedAlias
+    ? { sourceEpoch: snapshot.expectedAlias.sourceEpoch, coversThrough: snapshot.expectedAlias.coversThrough }
+    : null;
+}
+
+/**
+ * The sweep: every subject that needs a rebuild by committed state (rebuildReason) gets one
+ * requested, and what a dead process left undone (STALE marks after an epoch move) is finished:
+ * invalidation is idempotent. Subjects found current are unmarked (DynamoDB's sparse index).
+ */
+export async function sweep(
+  deps: Pick<Deps, "events" | "artifacts" | "queue" | "settings" | "progress">,
+): Promise<Array<{ subject: string; reason: string }>> {
+  const { rebuildAfterEvents } = await deps.settings.settings();
+  const requested: Array<{ subject: string; reason: string }> = [];
+  for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
+    const snapshot = await deps.events.snapshot(subject);
+    const alias = aliasOf(snapshot);
+    const reason = rebuildReason(snapshot, alias, rebuildAfterEvents);
+    if (reason === null) {
+      await deps.events.markChecked(subject, snapshot);
+      continue;
+    }
+    if (alias !== null && alias.sourceEpoch !== snapshot.inputEpoch) await invalidate(deps, subject);
+    else await deps.queue.send(snapshot);
+    requested.push({ subject, reason });
   }
-  return { ...result, ...(await invalidate(deps, subject)) };
+  return requested;
 }
 
 /** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
@@ -370,6 +417,23 @@ export async function publish(
       `${artifactId} is ${record.status}, not ${allowed.join(" or ")}`,
     );
   const manifest = await deps.artifacts.readManifest(subject, artifactId);
+  try {
+    return await switchAlias(deps, manifest, options);
+  } catch (error) {
+    // A dead snapshot: its candidate is never live again, so invalidation stops reading it.
+    if (error instanceof PublishRefusedError && error.reason !== "artifact-not-publishable")
+      await deps.artifacts.transition(subject, artifactId, ["CANDIDATE", "SHADOW"], "ABANDONED");
+    throw error;
+  }
+}
+
+/** The re-check, then the shadow record or the one compare-and-set. */
+async function switchAlias(
+  deps: Deps,
+  manifest: Manifest,
+  options: { approve?: boolean },
+): Promise<PublishOutcome> {
+  const { subject, artifactId } = manifest;
   await recheckInputs(deps, manifest);
   const settings = await deps.settings.settings();
   if (settings.publishMode === "shadow" && !options.approve) {

@@ -27,6 +27,7 @@ Commands:
   review       SHADOW artifacts beside the current summary, with a must-preserve checklist
   approve      publish a reviewed SHADOW artifact
   recover      rebuild from the current valid inputs and roll forward through the CAS
+  sweep        request (and on the embedded store run) every rebuild that committed state calls for
   migrate      move subjects created before selector v2 onto it (the embedded store does it on open)
   policy       a subject's trust policy (minTrust, blocked sources); raising it marks summaries STALE
   settings     the store's publish mode (live|shadow) and recall bypass (on|off)

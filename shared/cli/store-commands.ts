@@ -12,6 +12,7 @@ import {
   revokeEvent,
   run,
   subjectOfArtifact,
+  sweep,
   takeSnapshot,
 } from "../app/pipeline.ts";
 import { migrateSelectors } from "../app/selector-migration.ts";
@@ -423,6 +424,30 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     },
   ),
 
+  sweep: command(
+    "memgate sweep [--run]\n\nRequests a rebuild for every subject that needs one by its committed state (events but no\nsummary, the epoch moved since the summary, or rebuildAfterEvents uncovered events) and\nfinishes what a dead process left (STALE marks). On the embedded store it also runs the\nrebuilds it requested (its queue lives in this process); on AWS the worker does, or --run here.",
+    { run: { type: "boolean" } },
+    async (values, _positionals, io) =>
+      withDeps(values, io, async (deps) => {
+        const requested = await sweep(deps);
+        const runs: Array<{ subject: string; status: string; artifactId?: string }> = [];
+        if (values.store !== "aws" || values.run === true)
+          for (const message of await drainQueue(deps, requested.length)) runs.push(message);
+        print(
+          io,
+          values,
+          { requested, runs },
+          requested.length === 0
+            ? "nothing needs a rebuild"
+            : [
+                ...requested.map((r) => `rebuild requested for ${r.subject}: ${r.reason}`),
+                ...runs.map((r) => `${r.status} ${r.artifactId ?? ""} (${r.subject})`),
+              ].join("\n"),
+        );
+        return EXIT.ok;
+      }),
+  ),
+
   migrate: command(
     "memgate migrate\n\nMoves every subject created before selector v2 onto it: where v2 reads a log differently\n(a supersession chain, a compatible pair v1 called a conflict) the epoch moves once, recall\nfalls back to raw and a rebuild is requested. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws).",
     {},
@@ -483,11 +508,13 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   ),
 
   settings: command(
-    "memgate settings [--publish-mode live|shadow] [--bypass on|off]",
-    { "publish-mode": { type: "string" }, bypass: { type: "string" } },
+    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS]",
+    { "publish-mode": { type: "string" }, bypass: { type: "string" }, "rebuild-after": { type: "string" } },
     async (values, _positionals, io) => {
       const mode = values["publish-mode"] as string | undefined;
       const bypass = values.bypass as string | undefined;
+      const rebuildAfter = boundedInt(values["rebuild-after"], "--rebuild-after", 1_000_000);
+      if (rebuildAfter === 0) throw new UsageError("--rebuild-after must be at least 1");
       if (mode !== undefined && mode !== "live" && mode !== "shadow")
         throw new UsageError(`--publish-mode must be live or shadow, got "${mode}"`);
       if (bypass !== undefined && bypass !== "on" && bypass !== "off")
@@ -496,6 +523,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
         const patch = {
           ...(mode === undefined ? {} : { publishMode: mode as "live" | "shadow" }),
           ...(bypass === undefined ? {} : { recallBypass: bypass === "on" }),
+          ...(rebuildAfter === undefined ? {} : { rebuildAfterEvents: rebuildAfter }),
         };
         const settings =
           Object.keys(patch).length > 0
@@ -505,13 +533,40 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
           io,
           values,
           settings,
-          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}`,
+          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events`,
         );
         return EXIT.ok;
       });
     },
   ),
 };
+
+/** Runs queued snapshots as the worker would, acknowledging each: what `sweep` requested. */
+async function drainQueue(
+  deps: Deps,
+  expected: number,
+): Promise<Array<{ subject: string; status: string; artifactId?: string }>> {
+  const done: Array<{ subject: string; status: string; artifactId?: string }> = [];
+  while (done.length < expected) {
+    const messages = await deps.queue.receive(10);
+    if (messages.length === 0) break;
+    for (const message of messages) {
+      try {
+        const outcome = await run(deps, message.body);
+        done.push({
+          subject: message.body.subject,
+          status: outcome.status,
+          ...("artifactId" in outcome ? { artifactId: outcome.artifactId } : {}),
+        });
+      } catch (error) {
+        if (!(error instanceof PublishRefusedError)) throw error;
+        done.push({ subject: message.body.subject, status: `refused (${error.reason})` });
+      }
+      await deps.queue.ack(message.receipt);
+    }
+  }
+  return done;
+}
 
 async function runAndReport(deps: Deps, snapshot: Snapshot, values: Values, io: Io): Promise<number> {
   return reportRun(await run(deps, snapshot), values, io);

@@ -76,9 +76,25 @@ export interface EventLog {
   ): Promise<boolean>;
   /** Subjects whose clock follows another selector than `version`. */
   subjectsNotOn(version: SelectorVersion): Promise<string[]>;
+  /**
+   * Subjects that may need a rebuild (see `rebuildReason`), from committed state only: never from
+   * the memory of the process that appended. The embedded store answers exactly; DynamoDB answers
+   * with the clocks marked since they were last checked (a sparse index), a superset.
+   */
+  subjectsToCheck(rebuildAfterEvents: number): Promise<string[]>;
+  /** Clears the subject's mark when its clock still equals `checked` (nothing new since the check). */
+  markChecked(subject: string, checked: Clock): Promise<void>;
 }
 
-export type ArtifactStatus = "CANDIDATE" | "REJECTED" | "SHADOW" | "PUBLISHED" | "SUPERSEDED" | "STALE";
+export type ArtifactStatus =
+  | "CANDIDATE"
+  | "REJECTED"
+  | "SHADOW"
+  | "PUBLISHED"
+  | "SUPERSEDED"
+  | "STALE"
+  /** A candidate whose snapshot died (lost CAS, moved epoch): kept for audit, never live again. */
+  | "ABANDONED";
 
 /** The mutable record beside a write-once artifact: its status and what it was made from. */
 export interface ArtifactRecord {
@@ -161,9 +177,15 @@ export interface TenantSettings {
   publishMode: "live" | "shadow";
   /** When on, recall serves raw events only (the operator's bypass during an incident). */
   recallBypass: boolean;
+  /** A summary whose uncovered tail reaches this many events is rebuilt. */
+  rebuildAfterEvents: number;
 }
 
-export const DEFAULT_SETTINGS: TenantSettings = { publishMode: "live", recallBypass: false };
+export const DEFAULT_SETTINGS: TenantSettings = {
+  publishMode: "live",
+  recallBypass: false,
+  rebuildAfterEvents: 50,
+};
 
 export interface SettingsPort {
   settings(): Promise<TenantSettings>;

@@ -295,6 +295,28 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       expect((await artifacts.listRecords(subject)).map((r) => r.artifactId).sort()).toEqual(["s-1", "s-2"]);
     });
 
+    it("lists the subjects that need a rebuild from committed state; a check of an old clock never hides one", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a"), fact("b", "b")]);
+      expect(await events.subjectsToCheck(50)).toContain(subject); // events, no summary
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 2, 0, null));
+      await alias.publishIfUnchanged({
+        subject,
+        artifactId: "s-1",
+        expectedAlias: null,
+        inputEpoch: 0,
+        newCoversThrough: 2,
+      });
+      const checked = await events.snapshot(subject);
+      await events.markChecked(subject, checked);
+      expect(await events.subjectsToCheck(50)).not.toContain(subject); // current
+      await events.append(subject, [ev({ eventId: "r", kind: "revocation", revokes: ["a"] })]);
+      await events.markChecked(subject, checked); // a check made before the revocation
+      expect(await events.subjectsToCheck(50)).toContain(subject); // the epoch moved
+      expect(await events.subjectsToCheck(1)).toContain(subject);
+    });
+
     it("refuses to publish coverage beyond the log (a forged snapshot), in the switch transaction itself", async () => {
       const { events, alias, artifacts } = open();
       const subject = freshSubject();

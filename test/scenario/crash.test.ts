@@ -109,6 +109,34 @@ describe.each(targets)("crashes and timeouts, $name", (target) => {
     expect(await artifactsOf(subject)).toEqual([]);
   });
 
+  it("a crash right after an append commits (before invalidation and the rebuild request): recall is raw, a later sweep finishes and rebuilds", async () => {
+    const { subject } = await prepare();
+    expect((await cli(["consolidate", subject])).code).toBe(0);
+    const [first] = await artifactsOf(subject);
+    const crashed = await cli(["revoke", subject, "m-1"], "after-append=crash");
+    expect(crashed.signal).toBe("SIGKILL");
+    // The revocation committed: the epoch moved with it, so nothing stale is served...
+    expect((await recallOf(subject)).mode).toBe("raw");
+    // ...but the bookkeeping the dead process owed is not done yet.
+    expect((await artifactsOf(subject)).find((a) => a.artifactId === first?.artifactId)?.status).toBe(
+      "PUBLISHED",
+    );
+    const swept = await cli(["sweep", "--run", "--json"]);
+    expect(swept.code).toBe(0);
+    const { requested } = JSON.parse(swept.stdout) as { requested: Array<{ subject: string }> };
+    expect(requested.map((r) => r.subject)).toContain(subject);
+    expect((await artifactsOf(subject)).find((a) => a.artifactId === first?.artifactId)?.status).toBe(
+      "STALE",
+    );
+    const served = await recallOf(subject);
+    expect(served.mode).toBe("summary");
+    expect(served.artifactId).not.toBe(first?.artifactId);
+    const again = JSON.parse((await cli(["sweep", "--json"])).stdout) as {
+      requested: Array<{ subject: string }>;
+    };
+    expect(again.requested.map((r) => r.subject)).not.toContain(subject);
+  });
+
   it("a lost compare-and-set exits 4 and changes nothing", async () => {
     const { subject, file } = await prepare();
     expect((await cli(["run", file])).code).toBe(0);

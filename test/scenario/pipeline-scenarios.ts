@@ -14,11 +14,14 @@ import {
   recall,
   revokeEvent,
   run,
+  sweep,
   takeSnapshot,
 } from "../../shared/app/pipeline.ts";
 import { adoptCurrentSelector, migrateSelectors } from "../../shared/app/selector-migration.ts";
 import { DETERMINISTIC_MODEL } from "../../shared/domain/consolidator.ts";
 import { mustPreserveFingerprint } from "../../shared/domain/must-preserve.ts";
+import type { Snapshot } from "../../shared/domain/schemas.ts";
+import { MemoryEvent as MemoryEventSchema } from "../../shared/domain/schemas.ts";
 import { PublishRefusedError } from "../../shared/ports/errors.ts";
 import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "../../shared/ports/store.ts";
 
@@ -76,6 +79,75 @@ export function factsBatch(from: number, to: number) {
 }
 
 export function describePipelineScenarios(name: string, open: () => ScenarioStores): void {
+  describe(`${name}: rebuilds come from committed state`, () => {
+    /** A queue that remembers what was sent. */
+    const countingQueue = () => {
+      const sent: Snapshot[] = [];
+      const queue = new MemoryQueue();
+      return {
+        sent,
+        queue: {
+          send: async (snapshot: Snapshot) => {
+            sent.push(snapshot);
+            await queue.send(snapshot);
+          },
+          receive: (max: number) => queue.receive(max),
+          ack: (receipt: string) => queue.ack(receipt),
+        },
+      };
+    };
+
+    it("appending past rebuildAfterEvents requests exactly one rebuild", async () => {
+      const stores = open();
+      const { sent, queue } = countingQueue();
+      const deps = depsOver(stores, { queue });
+      const subject = freshSubject();
+      const { rebuildAfterEvents } = await deps.settings.settings();
+      expect(rebuildAfterEvents).toBe(50);
+      await appendEvents(deps, subject, factsBatch(1, 5));
+      expect(sent.map((s) => s.highWater)).toEqual([5]); // the first events: no summary yet
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      sent.length = 0;
+      for (let from = 6; from <= 5 + 120; from += 10)
+        await appendEvents(deps, subject, factsBatch(from, from + 9));
+      // The tail reached 50 at highWater 55 (appended in batches of 10): one request, at that batch.
+      expect(sent.map((s) => s.highWater)).toEqual([55]);
+      expect((await sweep(deps)).map((r) => r.subject)).toContain(subject);
+    });
+
+    it("the sweep finds nothing to do for a current subject, and finishes an epoch move nobody followed up", async () => {
+      const stores = open();
+      const deps = depsOver(stores);
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 4));
+      const published = await run(deps, await takeSnapshot(deps, subject));
+      expect(published.status).toBe("PUBLISHED");
+      expect((await sweep(deps)).map((r) => r.subject)).not.toContain(subject);
+      // An append that revokes, whose process "died" before invalidation: the store alone.
+      await deps.events.append(subject, [
+        MemoryEventSchema.parse({ eventId: "r-1", kind: "revocation", revokes: ["m-1"] }),
+      ]);
+      const { sent, queue } = countingQueue();
+      const requested = await sweep({ ...deps, queue });
+      expect(requested.find((r) => r.subject === subject)?.reason).toMatch(/the sources changed/);
+      expect(sent.map((s) => s.subject)).toContain(subject);
+      if (published.status === "PUBLISHED")
+        expect((await deps.artifacts.getRecord(subject, published.artifactId))?.status).toBe("STALE");
+    });
+
+    it("a candidate whose snapshot died becomes ABANDONED, and invalidation no longer reads it", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 3));
+      const snapshot = await takeSnapshot(deps, subject);
+      const loser = await generate(deps, snapshot);
+      expect((await run(deps, snapshot)).status).toBe("PUBLISHED");
+      if (loser.status !== "CANDIDATE") throw new Error("expected a candidate");
+      await expect(publish(deps, loser.artifactId)).rejects.toMatchObject({ reason: "alias-moved" });
+      expect((await deps.artifacts.getRecord(subject, loser.artifactId))?.status).toBe("ABANDONED");
+    });
+  });
+
   describe(`${name}: forged and damaged inputs`, () => {
     it("a snapshot beyond the log is refused at generate (beyond-log), nothing recorded; the log goes on", async () => {
       const deps = depsOver(open());
@@ -244,10 +316,22 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       if (older.status !== "CANDIDATE" || newer.status !== "CANDIDATE")
         throw new Error("both candidates must pass the gate");
       expect((await publish(deps, newer.artifactId)).status).toBe("PUBLISHED");
-      for (let attempt = 0; attempt < 3; attempt++) {
-        await expect(publish(deps, older.artifactId)).rejects.toMatchObject({ reason: "alias-moved" });
+      // The first attempt loses the CAS; the candidate is then ABANDONED and every retry is refused.
+      for (const reason of ["alias-moved", "artifact-not-publishable", "artifact-not-publishable"]) {
+        await expect(publish(deps, older.artifactId)).rejects.toMatchObject({ reason });
         expect((await deps.alias.readAlias(subject))?.coversThrough).toBe(220);
       }
+      // The switch itself refuses the old task too, whatever its record says.
+      await expect(
+        deps.alias.publishIfUnchanged({
+          subject,
+          artifactId: older.artifactId,
+          expectedAlias: oldTask.expectedAlias,
+          inputEpoch: oldTask.inputEpoch,
+          newCoversThrough: 184,
+        }),
+      ).rejects.toBeInstanceOf(PublishRefusedError);
+      expect((await deps.alias.readAlias(subject))?.coversThrough).toBe(220);
       expect((await recall(deps, subject)).artifactId).toBe(newer.artifactId);
     });
   });

@@ -57,6 +57,9 @@ export const TABLE_KEYS = {
   sort: "sk",
   sequenceIndex: "bySequence",
   sequence: "seq",
+  /** Present on a CLOCK item (its pk) only while the subject may need a rebuild: a sparse index. */
+  rebuildCheck: "rebuildCheck",
+  rebuildCheckIndex: "byRebuildCheck",
 } as const;
 
 /** DynamoDB's bound on one TransactWriteItems: 100 items, 4 MB (we keep a margin on size). */
@@ -76,7 +79,11 @@ const indexSk = (key: string, scope: string) =>
 
 /** The tenant's switches: one item, outside every subject's partition. */
 const SETTINGS_KEY = { pk: "TENANT", sk: "SETTINGS" };
-const SettingsItem = z.object({ publishMode: z.enum(["live", "shadow"]), recallBypass: z.boolean() });
+const SettingsItem = z.object({
+  publishMode: z.enum(["live", "shadow"]),
+  recallBypass: z.boolean(),
+  rebuildAfterEvents: z.number().int().positive().default(DEFAULT_SETTINGS.rebuildAfterEvents),
+});
 
 const ClockItem = z.object({
   highWater: z.number().int().nonnegative(),
@@ -104,7 +111,7 @@ const IndexItem = z.object({
 const ArtifactItem = z.object({
   subject: z.string(),
   artifactId: z.string(),
-  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "STALE"]),
+  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "STALE", "ABANDONED"]),
   stale: z.boolean().default(false),
   coversThrough: z.number().int(),
   inputEpoch: z.number().int(),
@@ -322,13 +329,15 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         TableName: this.tableName,
         Key: { pk: pk(subject), sk: CLOCK },
         // The first append starts a subject on the current selector; older subjects keep theirs.
-        UpdateExpression: `SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p)${
+        // rebuildCheck: the sweep's sparse index finds this subject until it is checked.
+        UpdateExpression: `SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p), rebuildCheck = :pk${
           clockBefore.highWater === 0 ? ", selector = if_not_exists(selector, :sel)" : ""
         }`,
         ConditionExpression:
           "(attribute_not_exists(pk) AND :h0 = :zero AND :e0 = :zero) OR (highWater = :h0 AND inputEpoch = :e0)",
         ExpressionAttributeValues: {
           ...(clockBefore.highWater === 0 ? { ":sel": SELECTOR_VERSION } : {}),
+          ":pk": pk(subject),
           ":h": clockAfter.highWater,
           ":e": clockAfter.inputEpoch,
           ":h0": clockBefore.highWater,
@@ -454,8 +463,9 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         TableName: this.tableName,
         Key: { pk: pk(subject), sk: CLOCK },
         UpdateExpression:
-          "SET policy = :p, inputEpoch = if_not_exists(inputEpoch, :zero) + :one, highWater = if_not_exists(highWater, :zero)",
+          "SET policy = :p, inputEpoch = if_not_exists(inputEpoch, :zero) + :one, highWater = if_not_exists(highWater, :zero), rebuildCheck = :pk",
         ExpressionAttributeValues: {
+          ":pk": pk(subject),
           ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
           ":zero": 0,
           ":one": 1,
@@ -482,9 +492,10 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: pk(subject), sk: CLOCK },
-          UpdateExpression: "SET selector = :v, inputEpoch = :e",
+          UpdateExpression: `SET selector = :v, inputEpoch = :e${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
           ConditionExpression: "highWater = :h0 AND inputEpoch = :e0",
           ExpressionAttributeValues: {
+            ...(moveEpoch ? { ":pk": pk(subject) } : {}),
             ":v": version,
             ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
             ":h0": expected.highWater,
@@ -496,6 +507,41 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     } catch (error) {
       if (error instanceof Error && error.name === "ConditionalCheckFailedException") return false;
       throw error;
+    }
+  }
+
+  /** A scan of the sparse index: only the clocks changed since they were last checked. */
+  async subjectsToCheck(_rebuildAfterEvents: number): Promise<string[]> {
+    const subjects: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          IndexName: TABLE_KEYS.rebuildCheckIndex,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const item of page.Items ?? []) subjects.push(String(item.pk).slice(2));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return subjects.sort();
+  }
+
+  async markChecked(subject: string, checked: Clock): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: CLOCK },
+          UpdateExpression: "REMOVE rebuildCheck",
+          ConditionExpression: "highWater = :h AND inputEpoch = :e",
+          ExpressionAttributeValues: { ":h": checked.highWater, ":e": checked.inputEpoch },
+        }),
+      );
+    } catch (error) {
+      // The clock moved since the check: the mark stays, and the next sweep looks again.
+      if (!(error instanceof Error && error.name === "ConditionalCheckFailedException")) throw error;
     }
   }
 

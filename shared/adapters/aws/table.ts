@@ -3,7 +3,8 @@ import { TABLE_KEYS } from "./dynamo-store.ts";
 
 /**
  * Creates the memgate table as the CDK stack defines it (for local engines and tests): pk/sk
- * strings, and the local secondary index bySequence (pk, seq) that selection and the tail query.
+ * strings, the local secondary index bySequence (pk, seq) that selection and the tail query, and
+ * the sparse global index byRebuildCheck holding only the clocks changed since the sweep checked.
  */
 export async function createMemgateTable(client: DynamoDBClient, tableName: string): Promise<void> {
   await client.send(
@@ -14,6 +15,7 @@ export async function createMemgateTable(client: DynamoDBClient, tableName: stri
         { AttributeName: TABLE_KEYS.partition, AttributeType: "S" },
         { AttributeName: TABLE_KEYS.sort, AttributeType: "S" },
         { AttributeName: TABLE_KEYS.sequence, AttributeType: "N" },
+        { AttributeName: TABLE_KEYS.rebuildCheck, AttributeType: "S" },
       ],
       KeySchema: [
         { AttributeName: TABLE_KEYS.partition, KeyType: "HASH" },
@@ -27,6 +29,13 @@ export async function createMemgateTable(client: DynamoDBClient, tableName: stri
             { AttributeName: TABLE_KEYS.sequence, KeyType: "RANGE" },
           ],
           Projection: { ProjectionType: "ALL" },
+        },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: TABLE_KEYS.rebuildCheckIndex,
+          KeySchema: [{ AttributeName: TABLE_KEYS.rebuildCheck, KeyType: "HASH" }],
+          Projection: { ProjectionType: "KEYS_ONLY" },
         },
       ],
     }),

@@ -426,6 +426,25 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     });
   }
 
+  async subjectsToCheck(rebuildAfterEvents: number): Promise<string[]> {
+    // The rule of rebuildReason, in SQL over the committed clock and alias rows: exact.
+    return this.read(() =>
+      (
+        this.statement(
+          `SELECT clock.subject FROM clock LEFT JOIN alias ON alias.subject = clock.subject
+           WHERE (alias.subject IS NULL AND clock.high_water > 0)
+              OR alias.source_epoch != clock.input_epoch
+              OR clock.high_water - alias.covers_through >= ?
+           ORDER BY clock.subject`,
+        ).all(rebuildAfterEvents) as Array<{ subject: string }>
+      ).map((row) => row.subject),
+    );
+  }
+
+  async markChecked(_subject: string, _checked: Clock): Promise<void> {
+    // Nothing to clear: subjectsToCheck derives its answer from the clock and alias themselves.
+  }
+
   async subjectsNotOn(version: SelectorVersion): Promise<string[]> {
     return this.read(() =>
       (
