@@ -1,11 +1,26 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects: `domain` (pure: no engines, seconds) and `engines` (everything that needs the
+ * embedded store, DynamoDB Local or moto, which the globalSetup starts). `npm test` runs both;
+ * `npm run test:domain` runs the pure part alone.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/engines.ts"],
     reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    projects: [
+      { extends: true, test: { name: "domain", include: ["test/domain/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "engines",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/domain/**"],
+          globalSetup: ["test/support/engines.ts"],
+        },
+      },
+    ],
   },
 });

@@ -1,7 +1,8 @@
+import { type ChecklistEntry, gateChecklist } from "../domain/gate.ts";
 import type { MustPreserveItem } from "../domain/must-preserve.ts";
-import type { Claim, ConsolidationOutput } from "../domain/schemas.ts";
+import type { ConsolidationOutput } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
-import { canonicalValue, describeValue } from "../domain/values.ts";
+import { describeValue } from "../domain/values.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
 import type { Deps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
 import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
@@ -55,56 +56,47 @@ async function reviewOne(deps: Deps, record: ArtifactRecord): Promise<ShadowRevi
   const body = ConsolidationOutputSchema.parse(
     await deps.artifacts.readArtifact(record.subject, record.artifactId),
   );
+  // The gate's own judgement of what keeps each item: never a second notion of "kept".
+  const { checklist } = gateChecklist(context, body);
   return {
     artifactId: record.artifactId,
     coversThrough: record.coversThrough,
-    checklist: context.mustPreserve.map((item) => checklistLine(item, body)),
+    checklist: checklist.map((entry) => checklistLine(entry, body)),
   };
 }
 
-function checklistLine(item: MustPreserveItem, body: ConsolidationOutput): ChecklistLine {
-  const claimLabel = (claim: Claim) => `${claim.key} = ${describeValue(claim.value)}`;
+function checklistLine({ item, keptBy }: ChecklistEntry, body: ConsolidationOutput): ChecklistLine {
+  return {
+    item: describeItem(item),
+    keptBy: keptBy === null ? null : `${keptBy}: ${describeKeeper(keptBy, body)}`,
+    evidence: item.kind === "conflict" ? item.members.join(", ") : item.eventId,
+  };
+}
+
+function describeItem(item: MustPreserveItem): string {
   switch (item.kind) {
-    case "assertion": {
-      const claim = body.claims.find(
-        (c) =>
-          c.derivedFrom.includes(item.eventId) &&
-          c.key === item.key &&
-          c.scope === item.scope &&
-          c.polarity === item.polarity &&
-          canonicalValue(c.value) === item.valueKey,
-      );
-      return {
-        item: `${item.key} = ${describeValue(item.value)} (${item.polarity})`,
-        keptBy: claim ? claimLabel(claim) : null,
-        evidence: item.eventId,
-      };
-    }
-    case "pending": {
-      const pending = body.pending.find((p) => p.derivedFrom.includes(item.eventId));
-      return {
-        item: `open task: ${item.text}`,
-        keptBy: pending ? `pending "${pending.text}"` : null,
-        evidence: item.eventId,
-      };
-    }
-    case "conflict": {
-      const listed = body.unresolvedConflicts.some((c) => c.key === item.key && c.scope === item.scope);
-      return {
-        item: `conflict on ${item.key} between ${item.members.join(", ")}`,
-        keptBy: listed ? "unresolvedConflicts" : null,
-        evidence: item.members.join(", "),
-      };
-    }
-    case "text": {
-      const claim = body.claims.find((c) => c.derivedFrom.includes(item.eventId));
-      return {
-        item: `free text of ${item.eventId}: ${item.mentions.map((m) => m.raw).join(", ")}${item.negationCues ? `, ${item.negationCues} negation(s)` : ""}`,
-        keptBy: claim ? claimLabel(claim) : null,
-        evidence: item.eventId,
-      };
-    }
+    case "assertion":
+      return `${item.key} = ${describeValue(item.value)} (${item.polarity})`;
+    case "pending":
+      return `open task: ${item.text}`;
+    case "conflict":
+      return `conflict on ${item.key} between ${item.members.join(", ")}`;
+    case "text":
+      return `free text of ${item.eventId}: ${item.mentions.map((m) => m.raw).join(", ")}${item.negationCues ? `, ${item.negationCues} negation(s)` : ""}`;
   }
+}
+
+/** What the candidate says at a location the gate named (`claims[3]`, `pending[0]` …). */
+function describeKeeper(location: string, body: ConsolidationOutput): string {
+  const match = /^(claims|pending|unresolvedConflicts)\[(\d+)\]$/.exec(location);
+  const index = Number(match?.[2]);
+  if (match?.[1] === "claims") {
+    const claim = body.claims[index];
+    return claim ? `${claim.key} = ${describeValue(claim.value)}` : location;
+  }
+  if (match?.[1] === "pending") return `"${body.pending[index]?.text ?? ""}"`;
+  if (match?.[1] === "unresolvedConflicts") return "listed unresolved";
+  return location;
 }
 
 /** Publishes a reviewed SHADOW artifact through the same compare-and-set. */

@@ -86,9 +86,11 @@ export class AppendProblem extends Error {
  */
 export async function planAppend(batch: readonly MemoryEvent[], reads: AppendReads): Promise<AppendPlan> {
   const ids = batch.map((event) => event.eventId);
-  const repeated = ids.filter((id, index) => ids.indexOf(id) !== index);
-  if (repeated.length > 0)
-    throw new AppendProblem([`eventId ${[...new Set(repeated)].join(", ")} appears twice in the batch`]);
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const id of ids) (seen.has(id) ? repeated : seen).add(id);
+  if (repeated.size > 0)
+    throw new AppendProblem([`eventId ${[...repeated].join(", ")} appears twice in the batch`]);
 
   const linkTargets = batch.flatMap((event) => [...(event.revokes ?? []), ...(event.supersedes ?? [])]);
   const stored = await reads.loadEvents([...new Set([...ids, ...linkTargets])]);
@@ -180,6 +182,13 @@ class Standings {
     this.newById = new Map(newEvents.map((event) => [event.eventId, event]));
   }
 
+  /** Loads the stored events among `ids` not known yet in one request, not one round trip each. */
+  async prefetch(ids: readonly string[]): Promise<void> {
+    const missing = ids.filter((id) => !this.newById.has(id) && !this.records.has(id));
+    if (missing.length === 0) return;
+    for (const [id, record] of await this.reads.loadEvents(missing)) this.records.set(id, record);
+  }
+
   /** The event and the ids acting on it at that moment (new events exist only after). */
   private async load(id: string): Promise<{ event: SequencedEvent; actors: string[] } | null> {
     const fresh = this.newById.get(id);
@@ -200,6 +209,7 @@ class Standings {
     const loaded = await this.load(id);
     const absent: Standing = { admissible: false, valid: false, reason: "after-high-water" };
     if (!loaded || (when === "before" && this.newById.has(id))) return absent;
+    await this.prefetch(loaded.actors);
     const actors: ActorStanding[] = [];
     for (const actorId of loaded.actors) {
       if (when === "before" && this.newById.has(actorId)) continue;
@@ -315,6 +325,8 @@ async function validPositions(
   standings: Standings,
 ): Promise<PositionSet> {
   const set = new PositionSet();
+  // The newest two holders of every position in one request: usually all that is asked.
+  await standings.prefetch(Object.values(entry?.positions ?? {}).flatMap((holders) => holders.slice(-2)));
   for (const [position, holders] of Object.entries(entry?.positions ?? {})) {
     let found = 0;
     for (let i = holders.length - 1; i >= 0 && found < 2; i--) {

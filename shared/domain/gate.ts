@@ -276,6 +276,22 @@ export function checkConsolidationOutput(context: GateContext, output: Consolida
   return new GateCheck(context, output).run();
 }
 
+/** A must-preserve item and the part of a candidate that keeps it (null: not kept). */
+export interface ChecklistEntry {
+  item: MustPreserveItem;
+  keptBy: string | null;
+}
+
+/** The gate's reasons and, from the same check, what keeps each must-preserve item. */
+export function gateChecklist(
+  context: GateContext,
+  output: ConsolidationOutput,
+): { reasons: GateReason[]; checklist: ChecklistEntry[] } {
+  const check = new GateCheck(context, output);
+  const reasons = check.run();
+  return { reasons, checklist: check.checklist() };
+}
+
 /** Tokens of the candidate as the budget counts them: canonical JSON without coldRefs. */
 export function budgetTokens(raw: unknown): number {
   const { coldRefs: _coldRefs, ...rest } = raw as Record<string, unknown>;
@@ -342,10 +358,11 @@ const INVALID_WORDS: Record<InvalidReason, string> = {
 /** One pass over a parsed candidate; collects reasons. */
 class GateCheck {
   private readonly reasons: GateReason[] = [];
-  /** Must-preserve items some claim keeps (by identity: no string hashing on the hot path). */
-  private readonly keptItems = new Set<MustPreserveItem>();
-  private readonly pendingKept = new Set<string>();
-  private readonly textCovered = new Set<string>();
+  /** Must-preserve items some claim keeps (by identity: no string hashing on the hot path), and where. */
+  private readonly keptItems = new Map<MustPreserveItem, string>();
+  /** Open tasks kept by a pending item, and text sources restated by a text, and where. */
+  private readonly pendingKept = new Map<string, string>();
+  private readonly textCovered = new Map<string, string>();
   /** Claims by key, built on first need: an honest candidate keeps every item and never asks. */
   private claimsByKey: Map<string, Claim[]> | undefined;
   /** Canonical value keys of claims, computed only when a plain comparison cannot decide. */
@@ -366,6 +383,38 @@ class GateCheck {
     this.checkConflictList();
     this.checkForeignTokens();
     return this.reasons;
+  }
+
+  /**
+   * After `run`: each must-preserve item with the part of the candidate that keeps it, exactly as
+   * this check judged it (null when the item is not kept). Reviewers see the gate's own verdict.
+   */
+  checklist(): ChecklistEntry[] {
+    const conflictMissing = new Set(
+      this.reasons
+        .filter((r) => r.code === "conflict-missing")
+        .map((r) => keyScope(r.key ?? "", r.scope ?? "")),
+    );
+    return this.context.mustPreserve.map((item): ChecklistEntry => {
+      switch (item.kind) {
+        case "assertion":
+          return { item, keptBy: this.keptItems.get(item) ?? null };
+        case "pending":
+          return { item, keptBy: this.pendingKept.get(item.eventId) ?? null };
+        case "text":
+          return {
+            item,
+            keptBy: this.textCovered.get(item.eventId) ?? this.pendingKept.get(item.eventId) ?? null,
+          };
+        case "conflict": {
+          const index = this.output.unresolvedConflicts.findIndex(
+            (c) => c.key === item.key && c.scope === item.scope,
+          );
+          const kept = index >= 0 && !conflictMissing.has(keyScope(item.key, item.scope));
+          return { item, keptBy: kept ? `unresolvedConflicts[${index}]` : null };
+        }
+      }
+    });
   }
 
   private add(
@@ -425,7 +474,8 @@ class GateCheck {
         sawKey = true;
         if (entry.polarity === polarity && this.holdsValue(claim, entry.value, entry.valueKey)) {
           exact = true;
-          if (entry.item !== null) this.keptItems.add(entry.item);
+          if (entry.item !== null && !this.keptItems.has(entry.item))
+            this.keptItems.set(entry.item, `claims[${index}]`);
         }
       }
       sameKeySeen ||= sawKey;
@@ -434,7 +484,10 @@ class GateCheck {
     }
     if (matched || sameKeySeen) return;
     const where = `claims[${index}]`;
-    const sources = claim.derivedFrom.filter((id) => this.context.selection.validIds.has(id));
+    // In log order, so the event a reason names never depends on how derivedFrom was ordered.
+    const sources = claim.derivedFrom
+      .filter((id) => this.context.selection.validIds.has(id))
+      .sort((a, b) => this.sequenceOf(a) - this.sequenceOf(b));
 
     const holders = this.context.holdersByKeyScope
       .get(key, scope)
@@ -570,7 +623,8 @@ class GateCheck {
     scope: string | null,
   ): void {
     const contributing = sources.filter(contributesMentions);
-    for (const source of contributing) this.textCovered.add(source.eventId);
+    for (const source of contributing)
+      if (!this.textCovered.has(source.eventId)) this.textCovered.set(source.eventId, where);
     if (contributing.length === 0) return;
     const written = extractMentions(text);
     const writtenKeys = new Set(written.mentions.map(mentionKey));
@@ -632,9 +686,9 @@ class GateCheck {
 
   private checkPending(item: PendingItem, index: number): void {
     const where = `pending[${index}]`;
-    const sources = this.validSources(item.derivedFrom, where, null, null).map(
-      (id) => this.context.eventsById.get(id) as SequencedEvent,
-    );
+    const sources = this.validSources(item.derivedFrom, where, null, null)
+      .map((id) => this.context.eventsById.get(id) as SequencedEvent)
+      .sort((a, b) => a.sequence - b.sequence);
     const tasks = sources.filter(isOpenTask);
     if (tasks.length === 0) {
       if (sources.length > 0)
@@ -647,7 +701,8 @@ class GateCheck {
         );
       return;
     }
-    for (const task of tasks) this.pendingKept.add(task.eventId);
+    for (const task of tasks)
+      if (!this.pendingKept.has(task.eventId)) this.pendingKept.set(task.eventId, where);
     const textTasks = tasks.filter(isTextOnly);
     if (textTasks.length > 0) this.checkTextFidelity(item.text, textTasks, where, null, null);
   }
@@ -708,6 +763,10 @@ class GateCheck {
           break;
       }
     }
+  }
+
+  private sequenceOf(eventId: string): number {
+    return this.context.eventsById.get(eventId)?.sequence ?? 0;
   }
 
   private claimsOn(key: string, scope: string): Claim[] {
