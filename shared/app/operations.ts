@@ -1,11 +1,12 @@
 import { type ChecklistEntry, gateChecklist } from "../domain/gate.ts";
 import type { MustPreserveItem } from "../domain/must-preserve.ts";
-import type { ConsolidationOutput } from "../domain/schemas.ts";
+import type { ConsolidationOutput, Snapshot } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
+import { SELECTOR_VERSION } from "../domain/validity.ts";
 import { describeValue } from "../domain/values.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
 import type { Deps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
-import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
+import { publish, readInputs, recall, run, selectorOf, takeSnapshot } from "./pipeline.ts";
 
 /**
  * Release operations: shadow review and approval, and forward recovery. Each goes through the same
@@ -109,6 +110,39 @@ export function approve(deps: Deps, artifactId: string): Promise<PublishOutcome>
  * since a snapshot never goes below it), with the selector, prompt and model the operator chose,
  * rolled forward through the same CAS. Nothing is deleted; the bad summary is never an input.
  */
-export async function recover(deps: Deps, subject: string): Promise<RunOutcome> {
-  return run(deps, await takeSnapshot(deps, subject), { approve: true });
+export async function recover(
+  deps: Deps,
+  subject: string,
+): Promise<RunOutcome | { status: "current"; artifactId: string; reason: string }> {
+  const snapshot = await takeSnapshot(deps, subject);
+  const current = await currentSummary(deps, snapshot);
+  if (current) return current;
+  return run(deps, snapshot, { approve: true });
+}
+
+/**
+ * The published summary when recovery would rebuild exactly it: it covers the whole log at the
+ * clock's epoch and was made with the selector, prompt and model asked for. Null otherwise.
+ */
+async function currentSummary(
+  deps: Deps,
+  snapshot: Snapshot,
+): Promise<{ status: "current"; artifactId: string; reason: string } | null> {
+  const alias = snapshot.expectedAlias;
+  if (!alias || alias.sourceEpoch !== snapshot.inputEpoch || alias.coversThrough !== snapshot.highWater)
+    return null;
+  const record = await deps.artifacts.getRecord(snapshot.subject, alias.parentArtifactId);
+  if (record?.status !== "PUBLISHED") return null;
+  const manifest = await deps.artifacts.readManifest(snapshot.subject, alias.parentArtifactId);
+  const same =
+    selectorOf(manifest) === (deps.selectorVersion ?? SELECTOR_VERSION) &&
+    manifest.promptVersion === deps.prompt.version &&
+    manifest.modelSnapshot === deps.model.name;
+  return same
+    ? {
+        status: "current",
+        artifactId: alias.parentArtifactId,
+        reason: `${alias.parentArtifactId} already covers the whole log (${snapshot.highWater}) at epoch ${snapshot.inputEpoch} with selector ${manifest.selectorVersion}, prompt ${manifest.promptVersion} and model ${manifest.modelSnapshot}; nothing to recover`,
+      }
+    : null;
 }

@@ -19,9 +19,15 @@ import {
   type Selection,
   type SelectorVersion,
   selectInputs,
+  selectionDifferences,
 } from "../domain/selector.ts";
 import { InputError } from "../io/event-file.ts";
-import { NotFoundError, PublishRefusedError, SnapshotRefusedError } from "../ports/errors.ts";
+import {
+  NotFoundError,
+  PublishRefusedError,
+  SnapshotRefusedError,
+  StoreContentionError,
+} from "../ports/errors.ts";
 import type {
   AliasPort,
   AliasState,
@@ -172,8 +178,20 @@ export async function sweep(
 
 /** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
 export async function changeTrustPolicy(deps: Deps, subject: string, policy: TrustPolicy) {
-  const clock = await deps.events.setTrustPolicy(subject, policy);
-  return { ...clock, policy, ...(await invalidate(deps, subject)) };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const snapshot = await deps.events.snapshot(subject);
+    const before = await readSelection(deps, subject, snapshot.highWater);
+    const after = selectInputs(before.events, snapshot.highWater, policy);
+    // A change that leaves every event's validity as it was moves no epoch: the summary stands.
+    const differences = selectionDifferences(before.selection, after);
+    const clock = await deps.events.setTrustPolicy(subject, policy, snapshot, differences.length > 0);
+    if (clock === null) continue; // an append came between: judge again on the new log
+    if (differences.length === 0)
+      return { ...clock, policy, epochMoved: false, staled: [], rebuildRequested: false };
+    deps.progress(`${subject}: ${differences.join("; ")}`);
+    return { ...clock, policy, epochMoved: true, ...(await invalidate(deps, subject)) };
+  }
+  throw new StoreContentionError(`the log of ${subject} kept changing while its policy was being set`);
 }
 
 /** Marks STALE every live artifact that used an input which is no longer valid; requests a rebuild. */

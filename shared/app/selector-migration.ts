@@ -1,10 +1,4 @@
-import {
-  checkEventLog,
-  compareStrings,
-  SELECTOR_VERSION,
-  type Selection,
-  selectInputs,
-} from "../domain/selector.ts";
+import { checkEventLog, SELECTOR_VERSION, selectInputs, selectionDifferences } from "../domain/selector.ts";
 import type { Deps } from "./pipeline.ts";
 import { invalidate } from "./pipeline.ts";
 
@@ -67,22 +61,4 @@ export async function migrateSelectors(
     if (migration) done.push(migration);
   }
   return done;
-}
-
-/** How two selections of one log differ: ids valid in one only, conflicts in one only. */
-export function selectionDifferences(before: Selection, after: Selection): string[] {
-  const differences: string[] = [];
-  const onlyIn = (a: ReadonlySet<string>, b: ReadonlySet<string>) =>
-    [...a].filter((id) => !b.has(id)).sort(compareStrings);
-  const lost = onlyIn(before.validIds, after.validIds);
-  const gained = onlyIn(after.validIds, before.validIds);
-  if (lost.length > 0) differences.push(`no longer valid: ${lost.join(", ")}`);
-  if (gained.length > 0) differences.push(`now valid: ${gained.join(", ")}`);
-  const named = (selection: Selection) =>
-    new Set(selection.conflicts.map((c) => `${c.key} @ ${c.scope} [${c.members.join(", ")}]`));
-  const conflictsLost = onlyIn(named(before), named(after));
-  const conflictsGained = onlyIn(named(after), named(before));
-  if (conflictsLost.length > 0) differences.push(`no longer a conflict: ${conflictsLost.join(", ")}`);
-  if (conflictsGained.length > 0) differences.push(`now a conflict: ${conflictsGained.join(", ")}`);
-  return differences;
 }

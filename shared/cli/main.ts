@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { MODELS } from "../adapters/models/models.ts";
 import { env } from "../config.ts";
 import { InputError } from "../io/event-file.ts";
 import { demoCommand } from "./demo-command.ts";
@@ -76,6 +77,42 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+/** What each flag takes and does, one line each, for `memgate <command> --help`. */
+const FLAG_HELP: Record<string, [string, string]> = {
+  home: ["DIR", "the embedded store's folder (default $MEMGATE_HOME or ./.memgate)"],
+  store: ["KIND", "embedded (default) or aws (MEMGATE_TABLE, MEMGATE_BUCKET, MEMGATE_QUEUE_URL)"],
+  model: ["NAME", "the consolidating model (listed below)"],
+  prompt: ["VERSION", "the prompt version under prompts/ (default consolidate-v1)"],
+  budget: ["TOKENS", "token budget of the summary (cl100k_base); low-value inputs stay cold"],
+  "timeout-ms": ["MS", "deadline of one generation (default 30000, $MEMGATE_GENERATION_TIMEOUT_MS)"],
+  through: ["H", "cap the snapshot at sequence H (not above the log, not below the alias)"],
+  format: ["FORMAT", "lineage as prov-json (default) or dot"],
+  selector: ["VERSION", "the selector to rebuild with: v2 (default) or v1"],
+  "min-trust": ["LEVEL", "the lowest trust that counts: untrusted, tool, user or verified"],
+  block: ["SOURCE", "block a source (a trailing * blocks a prefix); repeatable"],
+  unblock: ["SOURCE", "unblock a source; repeatable"],
+  "publish-mode": ["MODE", "live (publish through the CAS) or shadow (wait for review)"],
+  bypass: ["on|off", "recall serves raw events only while on"],
+  "rebuild-after": ["EVENTS", "rebuild a summary once this many events are not covered (default 50)"],
+  run: ["", "also run the requested rebuilds here (on AWS that is the worker's job)"],
+  events: ["FILE", "MemoryEvent JSON Lines"],
+  candidate: ["FILE", "the candidate summary (ConsolidationOutput JSON)"],
+  policy: ["FILE", 'trust policy JSON ({"minTrust": …, "blockedSources": […]})'],
+  json: ["", "machine-readable output"],
+  help: ["", "this help"],
+};
+
+function commandHelp(command: Command): string {
+  const rows = [...Object.keys(command.options), "json", "help"].map((flag) => {
+    const [argument, text] = FLAG_HELP[flag] ?? ["", ""];
+    return [`--${flag}${argument ? ` ${argument}` : ""}`, text] as const;
+  });
+  const width = Math.max(...rows.map(([left]) => left.length));
+  const lines = rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`.trimEnd());
+  const models = "model" in command.options ? `\n\nModels: ${Object.keys(MODELS).join(", ")}` : "";
+  return `${command.usage}\n\nOptions:\n${lines.join("\n")}${models}`;
+}
+
 /** One line for an unexpected failure: its kind and message, and how to see more. */
 function describeFailure(error: unknown): string {
   const kind = error instanceof Error ? error.name : "error";
@@ -116,7 +153,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     return EXIT.badInput;
   }
   if (values.help) {
-    io.out(command.usage);
+    io.out(commandHelp(command));
     return EXIT.ok;
   }
   try {

@@ -417,6 +417,10 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
         io,
         async (deps) => {
           const result = await recover(deps, subject);
+          if (result.status === "current") {
+            print(io, values, result, result.reason);
+            return EXIT.ok;
+          }
           return reportRun(result, values, io);
         },
         { selectorVersion: selector as SelectorVersion },

@@ -56,8 +56,16 @@ export interface EventLog {
   /** Every stored event with sequence > after, ascending (the tail a summary does not cover). */
   eventsAfter(subject: string, after: number): Promise<SequencedEvent[]>;
   trustPolicy(subject: string): Promise<TrustPolicy>;
-  /** Changes the subject's trust policy; moves inputEpoch (validity may change). */
-  setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock>;
+  /**
+   * Changes the subject's trust policy, moving inputEpoch when `moveEpoch` (validity changes under
+   * it), only if the clock still equals `expected`; null when it moved meanwhile (nothing changed).
+   */
+  setTrustPolicy(
+    subject: string,
+    policy: TrustPolicy,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<Clock | null>;
   /**
    * The selector whose epoch rule the subject's clock follows: subjects created before selector
    * v2 read "v1" until `adoptSelector` moves them on; new subjects start on the current one.

@@ -167,11 +167,27 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       expect(
         await events.append(subject, [fact("b2", "b", { text: "new" }, { supersedes: ["b"] })]),
       ).toMatchObject({ inputEpoch: 2, epochMoved: true });
-      expect(await events.setTrustPolicy(subject, { minTrust: "user", blockedSources: ["web:*"] })).toEqual({
+      const clock = { highWater: 4, inputEpoch: 2 };
+      expect(
+        await events.setTrustPolicy(subject, { minTrust: "user", blockedSources: ["web:*"] }, clock, true),
+      ).toEqual({
         highWater: 4,
         inputEpoch: 3,
       });
       expect(await events.trustPolicy(subject)).toEqual({ minTrust: "user", blockedSources: ["web:*"] });
+      // Fenced on the clock the caller judged: a stale judgement changes nothing.
+      expect(
+        await events.setTrustPolicy(subject, { minTrust: "tool", blockedSources: [] }, clock, false),
+      ).toBeNull();
+      expect(await events.trustPolicy(subject)).toEqual({ minTrust: "user", blockedSources: ["web:*"] });
+      expect(
+        await events.setTrustPolicy(
+          subject,
+          { minTrust: "user", blockedSources: ["web:*", "x"] },
+          { highWater: 4, inputEpoch: 3 },
+          false,
+        ),
+      ).toEqual({ highWater: 4, inputEpoch: 3 });
     });
 
     it("moves inputEpoch when an append opens a new conflict, not when it agrees", async () => {

@@ -393,6 +393,15 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       await run(deps, await takeSnapshot(deps, subject));
       const served = await recall(deps, subject);
       expect(served.claims.flatMap((c) => c.derivedFrom)).not.toContain("t-1");
+      // Blocking a source no event comes from changes no validity: the epoch stays, the summary serves.
+      const clock = await deps.events.snapshot(subject);
+      const unchanged = await changeTrustPolicy(deps, subject, {
+        minTrust: "user",
+        blockedSources: ["web:*"],
+      });
+      expect(unchanged).toMatchObject({ epochMoved: false, inputEpoch: clock.inputEpoch, staled: [] });
+      expect(await deps.events.trustPolicy(subject)).toEqual({ minTrust: "user", blockedSources: ["web:*"] });
+      expect((await recall(deps, subject)).mode).toBe("summary");
     });
 
     it("a new conflict stops serving the summary without making it STALE; the rebuild keeps both sides", async () => {
@@ -547,6 +556,11 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
         "PUBLISHED",
         "SUPERSEDED",
       ]);
+      // Recovering a summary that is already what recovery would build says so and builds nothing.
+      expect(await recover(deps, subject)).toMatchObject({ status: "current" });
+      expect(await deps.artifacts.listRecords(subject)).toHaveLength(2);
+      // Another selector is another summary: recovery with v1 builds one.
+      expect((await recover({ ...deps, selectorVersion: "v1" }, subject)).status).toBe("PUBLISHED");
     });
   });
 }

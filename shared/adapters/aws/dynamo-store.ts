@@ -457,24 +457,37 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     return (await this.readClock(subject)).policy;
   }
 
-  async setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock> {
-    const { Attributes } = await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: pk(subject), sk: CLOCK },
-        UpdateExpression:
-          "SET policy = :p, inputEpoch = if_not_exists(inputEpoch, :zero) + :one, highWater = if_not_exists(highWater, :zero), rebuildCheck = :pk",
-        ExpressionAttributeValues: {
-          ":pk": pk(subject),
-          ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
-          ":zero": 0,
-          ":one": 1,
-        },
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    const clock = clockOf(Attributes);
-    return { highWater: clock.highWater, inputEpoch: clock.inputEpoch };
+  async setTrustPolicy(
+    subject: string,
+    policy: TrustPolicy,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<Clock | null> {
+    const next = { highWater: expected.highWater, inputEpoch: expected.inputEpoch + (moveEpoch ? 1 : 0) };
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: pk(subject), sk: CLOCK },
+          UpdateExpression: `SET policy = :p, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
+          ConditionExpression:
+            "(attribute_not_exists(pk) AND :h0 = :zero AND :e0 = :zero) OR (highWater = :h0 AND inputEpoch = :e0)",
+          ExpressionAttributeValues: {
+            ...(moveEpoch ? { ":pk": pk(subject) } : {}),
+            ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
+            ":e": next.inputEpoch,
+            ":h": next.highWater,
+            ":h0": expected.highWater,
+            ":e0": expected.inputEpoch,
+            ":zero": 0,
+          },
+        }),
+      );
+      return next;
+    } catch (error) {
+      if (error instanceof Error && error.name === "ConditionalCheckFailedException") return null;
+      throw error;
+    }
   }
 
   async selectorVersion(subject: string): Promise<SelectorVersion> {

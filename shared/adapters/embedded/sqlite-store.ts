@@ -394,10 +394,16 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     });
   }
 
-  async setTrustPolicy(subject: string, policy: TrustPolicy): Promise<Clock> {
+  async setTrustPolicy(
+    subject: string,
+    policy: TrustPolicy,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<Clock | null> {
     return this.exclusive(() => {
       const clock = this.readClock(subject);
-      const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + 1 };
+      if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return null;
+      const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) };
       this.writeClock(subject, next, TrustPolicySchema.parse(policy));
       return next;
     });
