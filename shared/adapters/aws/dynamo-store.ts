@@ -16,7 +16,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
-import { planAppend } from "../../domain/append-plan.ts";
+import { planAppend, positionId } from "../../domain/append-plan.ts";
 import { GateReport } from "../../domain/gate.ts";
 import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
@@ -106,7 +106,10 @@ const EventItem = z.object({
 const IndexItem = z.object({
   key: z.string(),
   scope: z.string(),
-  positions: z.record(z.string(), z.array(z.string())),
+  position: z.string().optional(),
+  holder: z.string().optional(),
+  /** The pre-split form: every position's holders in one item. */
+  positions: z.record(z.string(), z.array(z.string())).optional(),
 });
 const ArtifactItem = z.object({
   subject: z.string(),
@@ -167,24 +170,48 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     return found;
   }
 
+  /**
+   * The conflict index of each (key, scope): one small item per holder of a position
+   * (`K#<hash of key, scope>#<sequence>#<position>`), so no item grows with a key's history (an
+   * item is at most 400 KB); one Query per (key, scope), pages followed. A pre-split item holding
+   * the whole `positions` map (`K#<hash>` itself) is read too.
+   */
   private async loadIndex(
     subject: string,
     keyScopes: ReadonlyArray<{ key: string; scope: string }>,
   ): Promise<ConflictIndexEntry[]> {
-    const entries: ConflictIndexEntry[] = [];
-    for (let start = 0; start < keyScopes.length; start += 100) {
-      let keys: Array<Record<string, unknown>> | undefined = keyScopes
-        .slice(start, start + 100)
-        .map(({ key, scope }) => ({ pk: pk(subject), sk: indexSk(key, scope) }));
-      while (keys && keys.length > 0) {
-        const result: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const raw of result.Responses?.[this.tableName] ?? []) entries.push(IndexItem.parse(raw));
-        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
-      }
-    }
-    return entries;
+    const entries = await Promise.all(
+      keyScopes.map(async ({ key, scope }) => {
+        const positions: Record<string, string[]> = {};
+        const add = (position: string, holder: string) => {
+          const holders = positions[position] ?? [];
+          if (!holders.includes(holder)) holders.push(holder);
+          positions[position] = holders;
+        };
+        const prefix = indexSk(key, scope);
+        let start: Record<string, unknown> | undefined;
+        do {
+          const page = await this.doc.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+              ExpressionAttributeValues: { ":pk": pk(subject), ":prefix": prefix },
+              ConsistentRead: true,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          );
+          for (const raw of page.Items ?? []) {
+            const item = IndexItem.parse(raw);
+            if (item.position !== undefined && item.holder !== undefined) add(item.position, item.holder);
+            for (const [position, holders] of Object.entries(item.positions ?? {}))
+              for (const holder of holders) add(position, holder);
+          }
+          start = page.LastEvaluatedKey;
+        } while (start);
+        return Object.keys(positions).length > 0 ? { key, scope, positions } : null;
+      }),
+    );
+    return entries.filter((entry) => entry !== null);
   }
 
   async append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
@@ -377,20 +404,14 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         },
       });
     }
-    for (const entry of plan.index) {
+    for (const holder of indexHolders(plan.newEvents.map((entry) => entry.event)))
       items.push({
         Put: {
           TableName: this.tableName,
-          Item: {
-            pk: pk(subject),
-            sk: indexSk(entry.key, entry.scope),
-            key: entry.key,
-            scope: entry.scope,
-            positions: entry.positions,
-          },
+          Item: { pk: pk(subject), ...holder },
+          ConditionExpression: "attribute_not_exists(pk)",
         },
       });
-    }
     return items;
   }
 
@@ -822,28 +843,50 @@ function recordOf(raw: Record<string, unknown>): ArtifactRecord {
  * Splits a batch into chunks that each fit one TransactWriteItems: per event its Put, an Update per
  * linked older event, plus the conflict index entries the chunk touches and the clock.
  */
+/** The index items of new events: one per distinct (key, scope, position) an event asserts. */
+function indexHolders(events: readonly SequencedEvent[]) {
+  return events.flatMap((event) => {
+    const seen = new Set<string>();
+    return (event.assertions ?? []).flatMap((assertion) => {
+      const position = positionId(assertion.polarity, assertion.value);
+      const sk = `${indexSk(assertion.key, assertion.scope)}#${String(event.sequence).padStart(12, "0")}#${position}`;
+      if (seen.has(sk)) return [];
+      seen.add(sk);
+      return [{ sk, key: assertion.key, scope: assertion.scope, position, holder: event.eventId }];
+    });
+  });
+}
+
+/** Bytes an index item costs a transaction: its keys and names, generously. */
+const INDEX_ITEM_OVERHEAD = 256;
+
+/**
+ * Splits a batch into chunks that each fit one TransactWriteItems: at most 100 items (the clock,
+ * each event, each update of an older event it revokes or supersedes, each index item) and 4 MB
+ * (event bodies are counted twice, as stored text and as sent; index items with their keys).
+ */
 export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEvent[][] {
   const chunks: MemoryEvent[][] = [];
   let chunk: MemoryEvent[] = [];
-  let keyScopes = new Set<string>();
   let items = 1;
   let bytes = 0;
   for (const event of events) {
-    const eventKeyScopes = (event.assertions ?? [])
-      .map((a) => JSON.stringify([a.key, a.scope]))
-      .filter((id) => !keyScopes.has(id));
-    const cost =
-      1 + (event.revokes?.length ?? 0) + (event.supersedes?.length ?? 0) + new Set(eventKeyScopes).size;
-    const size = JSON.stringify(event).length * 2;
+    const positions = new Set(
+      (event.assertions ?? []).map((a) => JSON.stringify([a.key, a.scope, a.polarity, a.value])),
+    );
+    const indexBytes = (event.assertions ?? []).reduce(
+      (sum, a) => sum + 2 * (a.key.length + a.scope.length) + INDEX_ITEM_OVERHEAD,
+      0,
+    );
+    const cost = 1 + (event.revokes?.length ?? 0) + (event.supersedes?.length ?? 0) + positions.size;
+    const size = JSON.stringify(event).length * 2 + indexBytes;
     if (chunk.length > 0 && (items + cost > MAX_TRANSACTION_ITEMS || bytes + size > MAX_TRANSACTION_BYTES)) {
       chunks.push(chunk);
       chunk = [];
-      keyScopes = new Set();
       items = 1;
       bytes = 0;
     }
     chunk.push(event);
-    for (const a of event.assertions ?? []) keyScopes.add(JSON.stringify([a.key, a.scope]));
     items += cost;
     bytes += size;
   }
