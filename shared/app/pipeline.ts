@@ -1,4 +1,11 @@
-import { buildGateContext, type GateContext, type GateReport, gateCandidateText } from "../domain/gate.ts";
+import { z } from "zod";
+import {
+  buildGateContext,
+  compactReport,
+  type GateContext,
+  type GateReport,
+  gateCandidateText,
+} from "../domain/gate.ts";
 import { inputRefs, inputRoot } from "../domain/hashing.ts";
 import { rebuildReason } from "../domain/rebuild.ts";
 import type {
@@ -21,6 +28,8 @@ import {
   selectInputs,
   selectionDifferences,
 } from "../domain/selector.ts";
+import { StandingResolver } from "../domain/standing-resolver.ts";
+import { countTokens } from "../domain/tokens.ts";
 import { InputError } from "../io/event-file.ts";
 import {
   NotFoundError,
@@ -344,7 +353,7 @@ export async function generate(deps: Deps, snapshot: Snapshot): Promise<Generate
     policy: context.selection.policy,
     createdAt: deps.now().toISOString(),
   };
-  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, artifactBody(answer), manifest);
+  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, artifactBody(answer), manifest, report);
   deps.failpoints.hit("after-artifact-write");
   const status = report.verdict === "pass" ? "CANDIDATE" : "REJECTED";
   const record: ArtifactRecord = {
@@ -355,7 +364,8 @@ export async function generate(deps: Deps, snapshot: Snapshot): Promise<Generate
     inputEpoch: snapshot.inputEpoch,
     parentArtifactId: snapshot.expectedAlias?.parentArtifactId ?? null,
     inputRoot: manifest.inputRoot,
-    gate: report,
+    // The record keeps the verdict, counts and first reasons: recording never fails on size.
+    gate: compactReport(report),
     createdAt: manifest.createdAt ?? deps.now().toISOString(),
   };
   await deps.artifacts.recordArtifact(record);
@@ -529,21 +539,36 @@ export interface Recall {
   pending: ConsolidationOutput["pending"];
   unresolvedConflicts: ConsolidationOutput["unresolvedConflicts"];
   summary: string | null;
-  /** Valid events after the summary's coverage (summary mode). */
+  /** Valid events after the summary's coverage (summary mode), one page. */
   tail: SequencedEvent[];
-  /** Every valid event (raw mode). */
+  /** Valid events (raw mode), one page. */
   events: SequencedEvent[];
+  /** Pass as `cursor` for the next page of `tail` or `events`; null when this page is the last. */
+  nextCursor: string | null;
 }
+
+export interface RecallOptions {
+  /** At most this many tokens (cl100k_base) of events in the answer. */
+  budget?: number | undefined;
+  /** From `nextCursor`: continue the tail or the raw events after the previous page. */
+  cursor?: string | undefined;
+}
+
+/** At most this many events in one recall answer; `nextCursor` pages on. */
+export const RECALL_PAGE_EVENTS = 1000;
 
 /**
  * Serves the summary plus its tail only when the alias's epoch equals the clock's, the artifact is
  * PUBLISHED and the tenant is not in bypass; otherwise the raw valid events and why. Revoked,
- * superseded and untrusted events are never served.
+ * superseded and untrusted events are never served. Events come a page at a time (never the whole
+ * log per call), within `budget` tokens when given; a page after the first carries only events.
  */
 export async function recall(
   deps: Pick<Deps, "events" | "artifacts" | "settings">,
   subject: string,
+  options: RecallOptions = {},
 ): Promise<Recall> {
+  const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
   const snapshot = await deps.events.snapshot(subject);
   const alias = snapshot.expectedAlias;
   const settings = await deps.settings.settings();
@@ -554,67 +579,106 @@ export async function recall(
       : alias.sourceEpoch !== snapshot.inputEpoch
         ? `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${snapshot.inputEpoch}); raw until it is rebuilt`
         : null;
-  if (reason === null && alias) {
-    const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
-    if (record?.status === "PUBLISHED") {
-      let body: ConsolidationOutput;
-      try {
-        body = ConsolidationOutputSchema.parse(
-          await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
-        );
-      } catch (error) {
-        // A missing or damaged body never fails a recall: the raw layer answers, saying why.
-        return rawRecall(
-          deps,
-          snapshot,
-          `summary ${alias.parentArtifactId} cannot be read (${error instanceof Error ? error.name : "error"}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}); raw until it is rebuilt`,
-        );
-      }
-      const [tailEvents, policy] = await Promise.all([
-        deps.events.eventsAfter(subject, alias.coversThrough),
-        deps.events.trustPolicy(subject),
-      ]);
-      const tail = selectInputs(
-        tailEvents.filter((e) => e.sequence <= snapshot.highWater),
-        snapshot.highWater,
-        policy,
-      ).validInputs;
-      return {
-        mode: "summary",
-        reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${tail.length} newer events follow`,
-        highWater: snapshot.highWater,
-        inputEpoch: snapshot.inputEpoch,
-        artifactId: alias.parentArtifactId,
-        claims: body.claims,
-        pending: body.pending,
-        unresolvedConflicts: body.unresolvedConflicts,
-        summary: body.summary,
-        tail,
-        events: [],
-      };
-    }
-    return rawRecall(
-      deps,
-      snapshot,
-      `artifact ${alias.parentArtifactId} is ${record?.status ?? "missing"}, not PUBLISHED`,
+  const base = { highWater: snapshot.highWater, inputEpoch: snapshot.inputEpoch };
+  const raw = async (why: string): Promise<Recall> => {
+    const page = await validPage(deps, snapshot, after ?? 0, options.budget);
+    return {
+      mode: "raw",
+      reason: why,
+      ...base,
+      artifactId: null,
+      claims: [],
+      pending: [],
+      unresolvedConflicts: [],
+      summary: null,
+      tail: [],
+      events: page.events,
+      nextCursor: page.nextCursor,
+    };
+  };
+  if (reason !== null || !alias) return raw(reason ?? "no summary");
+  const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
+  if (record?.status !== "PUBLISHED")
+    return raw(`artifact ${alias.parentArtifactId} is ${record?.status ?? "missing"}, not PUBLISHED`);
+  let body: ConsolidationOutput;
+  try {
+    body = ConsolidationOutputSchema.parse(
+      await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
+    );
+  } catch (error) {
+    // A missing or damaged body never fails a recall: the raw layer answers, saying why.
+    return raw(
+      `summary ${alias.parentArtifactId} cannot be read (${error instanceof Error ? error.name : "error"}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}); raw until it is rebuilt`,
     );
   }
-  return rawRecall(deps, snapshot, reason ?? "no summary");
+  const first = after === null;
+  const page = await validPage(deps, snapshot, after ?? alias.coversThrough, options.budget);
+  return {
+    mode: "summary",
+    reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}`,
+    ...base,
+    artifactId: alias.parentArtifactId,
+    claims: first ? body.claims : [],
+    pending: first ? body.pending : [],
+    unresolvedConflicts: first ? body.unresolvedConflicts : [],
+    summary: first ? body.summary : null,
+    tail: page.events,
+    events: [],
+    nextCursor: page.nextCursor,
+  };
 }
 
-async function rawRecall(deps: Pick<Deps, "events">, snapshot: Snapshot, reason: string): Promise<Recall> {
-  const { selection } = await readSelection(deps, snapshot.subject, snapshot.highWater);
-  return {
-    mode: "raw",
-    reason,
-    highWater: snapshot.highWater,
-    inputEpoch: snapshot.inputEpoch,
-    artifactId: null,
-    claims: [],
-    pending: [],
-    unresolvedConflicts: [],
-    summary: null,
-    tail: [],
-    events: selection.validInputs,
-  };
+/**
+ * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read
+ * in store pages, each event judged by the selector's rule from its own actors (never the whole
+ * log), until RECALL_PAGE_EVENTS valid events or the token budget.
+ */
+async function validPage(
+  deps: Pick<Deps, "events">,
+  snapshot: Snapshot,
+  after: number,
+  budget: number | undefined,
+): Promise<{ events: SequencedEvent[]; nextCursor: string | null }> {
+  const { subject, highWater } = snapshot;
+  const policy = await deps.events.trustPolicy(subject);
+  const resolver = new StandingResolver((ids) => deps.events.eventsById(subject, ids), policy, highWater);
+  const events: SequencedEvent[] = [];
+  let tokens = 0;
+  let position = after;
+  while (position < highWater) {
+    const records = await deps.events.eventsPage(subject, position, highWater, RECALL_PAGE_EVENTS);
+    if (records.length === 0) break;
+    resolver.remember(records);
+    for (const { event } of records) {
+      if (await resolver.isValidInput(event.eventId)) {
+        const cost = budget === undefined ? 0 : countTokens(JSON.stringify(event));
+        if (events.length >= RECALL_PAGE_EVENTS || (budget !== undefined && tokens + cost > budget))
+          return { events, nextCursor: encodeCursor(position) };
+        events.push(event);
+        tokens += cost;
+      }
+      position = event.sequence;
+    }
+  }
+  return { events, nextCursor: null };
+}
+
+const Cursor = z.object({ after: z.number().int().nonnegative() });
+
+/** An opaque cursor: the sequence a page ended after. */
+function encodeCursor(after: number): string {
+  return Buffer.from(JSON.stringify({ after })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  try {
+    return Cursor.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))).after;
+  } catch (error) {
+    throw new InputError(
+      `cursor: "${cursor.slice(0, 40)}" is not a cursor memgate issued; pass nextCursor as it came`,
+      {
+        cause: error,
+      },
+    );
+  }
 }

@@ -95,6 +95,7 @@ const FLAG_HELP: Record<string, [string, string]> = {
   bypass: ["on|off", "recall serves raw events only while on"],
   "rebuild-after": ["EVENTS", "rebuild a summary once this many events are not covered (default 50)"],
   run: ["", "also run the requested rebuilds here (on AWS that is the worker's job)"],
+  cursor: ["C", "the nextCursor of the previous answer: the next page of events"],
   events: ["FILE", "MemoryEvent JSON Lines"],
   candidate: ["FILE", "the candidate summary (ConsolidationOutput JSON)"],
   policy: ["FILE", 'trust policy JSON ({"minTrust": …, "blockedSources": […]})'],

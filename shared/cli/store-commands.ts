@@ -198,6 +198,7 @@ function describeRecall(result: Recall): string {
     for (const event of result.events)
       lines.push(`  ${event.sequence} ${event.eventId} [${event.kind}] ${event.text ?? ""}`);
   }
+  if (result.nextCursor) lines.push(`more: --cursor ${result.nextCursor}`);
   return lines.join("\n");
 }
 
@@ -330,14 +331,20 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
     );
   }),
 
-  recall: command("memgate recall SUBJECT", {}, async (values, positionals, io) => {
-    const subject = subjectArg(positionals);
-    return withStoreDeps(values, io, async (deps) => {
-      const result = await recall(deps, subject);
-      print(io, values, result, describeRecall(result));
-      return EXIT.ok;
-    });
-  }),
+  recall: command(
+    "memgate recall SUBJECT [--budget TOKENS] [--cursor C]",
+    { cursor: { type: "string" } },
+    async (values, positionals, io) => {
+      const subject = subjectArg(positionals);
+      const budget = boundedInt(values.budget, "--budget", MAX_BUDGET_TOKENS);
+      const cursor = values.cursor as string | undefined;
+      return withStoreDeps(values, io, async (deps) => {
+        const result = await recall(deps, subject, { budget, cursor });
+        print(io, values, result, describeRecall(result));
+        return EXIT.ok;
+      });
+    },
+  ),
 
   artifacts: command("memgate artifacts SUBJECT", {}, async (values, positionals, io) => {
     const subject = subjectArg(positionals);

@@ -2,7 +2,8 @@ import { contradictionsV2, PositionSet } from "./conflicts.ts";
 import { eventHash, sha256 } from "./hashing.ts";
 import type { MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
 import { linkProblems } from "./selector.ts";
-import { type ActorStanding, type Standing, sameStanding, standingOf } from "./validity.ts";
+import { type ActedEvent, StandingResolver } from "./standing-resolver.ts";
+import { sameStanding } from "./validity.ts";
 import { canonicalValue } from "./values.ts";
 
 /**
@@ -164,13 +165,15 @@ function withoutSequence(event: MemoryEvent): MemoryEvent {
 }
 
 /**
- * Where stored and new events stand before and after the batch, by the selector's own rule
- * (`standingOf`, selector v2), loading events only as the answer needs them.
+ * Where stored and new events stand before and after the batch: two resolvers of the selector's
+ * own rule over one cache of stored events, the "after" one also seeing the batch and the actors it
+ * adds.
  */
 class Standings {
-  private readonly records: Map<string, StoredEvent>;
+  private readonly records: Map<string, StoredEvent | null>;
   private readonly newById: Map<string, SequencedEvent>;
-  private readonly memo = { before: new Map<string, Standing>(), after: new Map<string, Standing>() };
+  readonly before: StandingResolver;
+  readonly after: StandingResolver;
 
   constructor(
     private readonly reads: AppendReads,
@@ -180,53 +183,44 @@ class Standings {
   ) {
     this.records = new Map(stored);
     this.newById = new Map(newEvents.map((event) => [event.eventId, event]));
+    this.before = new StandingResolver(async (ids) => {
+      const found = new Map<string, ActedEvent>();
+      for (const id of ids) {
+        const record = this.newById.has(id) ? null : await this.stored(id);
+        if (record) found.set(id, record);
+      }
+      return found;
+    }, reads.policy);
+    this.after = new StandingResolver(async (ids) => {
+      const found = new Map<string, ActedEvent>();
+      await this.prefetch(ids);
+      for (const id of ids) {
+        const fresh = this.newById.get(id);
+        const record = fresh ? null : await this.stored(id);
+        const added = this.actorsAdded.get(id) ?? [];
+        if (fresh) found.set(id, { event: fresh, actors: added });
+        else if (record) found.set(id, { event: record.event, actors: [...record.actors, ...added] });
+      }
+      return found;
+    }, reads.policy);
   }
 
   /** Loads the stored events among `ids` not known yet in one request, not one round trip each. */
   async prefetch(ids: readonly string[]): Promise<void> {
     const missing = ids.filter((id) => !this.newById.has(id) && !this.records.has(id));
     if (missing.length === 0) return;
-    for (const [id, record] of await this.reads.loadEvents(missing)) this.records.set(id, record);
+    const loaded = await this.reads.loadEvents(missing);
+    for (const id of missing) this.records.set(id, loaded.get(id) ?? null);
   }
 
-  /** The event and the ids acting on it at that moment (new events exist only after). */
-  private async load(id: string): Promise<{ event: SequencedEvent; actors: string[] } | null> {
-    const fresh = this.newById.get(id);
-    if (fresh) return { event: fresh, actors: this.actorsAdded.get(id) ?? [] };
-    let record = this.records.get(id);
-    if (!record) {
-      record = (await this.reads.loadEvents([id])).get(id);
-      if (!record) return null;
-      this.records.set(id, record);
-    }
-    return { event: record.event, actors: [...record.actors, ...(this.actorsAdded.get(id) ?? [])] };
-  }
-
-  /** The standing of an event before the batch (`when` "before") or with it ("after"). */
-  async of(id: string, when: "before" | "after"): Promise<Standing> {
-    const known = this.memo[when].get(id);
-    if (known) return known;
-    const loaded = await this.load(id);
-    const absent: Standing = { admissible: false, valid: false, reason: "after-high-water" };
-    if (!loaded || (when === "before" && this.newById.has(id))) return absent;
-    await this.prefetch(loaded.actors);
-    const actors: ActorStanding[] = [];
-    for (const actorId of loaded.actors) {
-      if (when === "before" && this.newById.has(actorId)) continue;
-      const actor = await this.load(actorId);
-      if (!actor) continue;
-      const effect = (actor.event.revokes ?? []).includes(id) ? "revoked" : "superseded";
-      actors.push({ effect, standing: await this.of(actorId, when) });
-    }
-    const standing = standingOf(loaded.event, Number.POSITIVE_INFINITY, this.reads.policy, actors, "v2");
-    this.memo[when].set(id, standing);
-    return standing;
+  private async stored(id: string): Promise<StoredEvent | null> {
+    if (!this.records.has(id)) await this.prefetch([id]);
+    return this.records.get(id) ?? null;
   }
 
   /** Whether an event is a valid input (content, not a revocation) with the batch. */
-  async isValidInput(id: string): Promise<boolean> {
-    const loaded = await this.load(id);
-    return loaded !== null && loaded.event.kind !== "revocation" && (await this.of(id, "after")).valid;
+  isValidInput(id: string): Promise<boolean> {
+    return this.after.isValidInput(id);
   }
 
   /**
@@ -242,18 +236,18 @@ class Standings {
       const id = work.pop() as string;
       if (seen.has(id)) continue;
       seen.add(id);
-      const [before, after] = [await this.of(id, "before"), await this.of(id, "after")];
+      const [before, after] = [await this.before.standing(id), await this.after.standing(id)];
       if (sameStanding(before, after)) continue;
-      const loaded = await this.load(id);
+      const record = await this.stored(id);
       // A revocation's own validity is control, not content: what it revokes is checked next.
-      if (before.valid !== after.valid && loaded?.event.kind !== "revocation")
+      if (before.valid !== after.valid && record?.event.kind !== "revocation")
         reasons.push(after.valid ? `${id} is valid again` : `${id} is now ${after.reason}`);
-      work.push(...(loaded?.event.revokes ?? []), ...(loaded?.event.supersedes ?? []));
+      work.push(...(record?.event.revokes ?? []), ...(record?.event.supersedes ?? []));
     }
     return reasons.sort();
   }
 
-  /** The stored event, when loaded. */
+  /** The event, when loaded. */
   event(id: string): SequencedEvent | undefined {
     return this.newById.get(id) ?? this.records.get(id)?.event;
   }

@@ -84,8 +84,30 @@ export const GateReport = z.object({
   verdict: z.enum(["pass", "reject"]),
   reasons: z.array(GateReason),
   stats: GateStats,
+  /** A compact report (an artifact record's copy) lists the first reasons and counts the rest. */
+  omittedReasons: count.optional(),
+  reasonCounts: z.partialRecord(z.enum(GATE_REASON_CODES), count).optional(),
 });
 export type GateReport = z.infer<typeof GateReport>;
+
+/** How many reasons an artifact record keeps; the full report is stored beside the artifact. */
+export const RECORD_REASONS = 25;
+
+/**
+ * The report as a record keeps it: the verdict, the stats, the first `limit` reasons and a count
+ * per code. A rejected answer on a big log can hold thousands of reasons; a DynamoDB item cannot.
+ */
+export function compactReport(report: GateReport, limit = RECORD_REASONS): GateReport {
+  if (report.reasons.length <= limit) return report;
+  const reasonCounts: Partial<Record<GateReasonCode, number>> = {};
+  for (const reason of report.reasons) reasonCounts[reason.code] = (reasonCounts[reason.code] ?? 0) + 1;
+  return {
+    ...report,
+    reasons: report.reasons.slice(0, limit).map((r) => ({ ...r, detail: r.detail.slice(0, 500) })),
+    omittedReasons: report.reasons.length - limit,
+    reasonCounts,
+  };
+}
 
 interface AssertionEntry {
   key: string;

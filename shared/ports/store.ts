@@ -1,3 +1,4 @@
+import type { StoredEvent } from "../domain/append-plan.ts";
 import type { GateReport } from "../domain/gate.ts";
 import type {
   ExpectedAlias,
@@ -55,6 +56,13 @@ export interface EventLog {
   eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]>;
   /** Every stored event with sequence > after, ascending (the tail a summary does not cover). */
   eventsAfter(subject: string, after: number): Promise<SequencedEvent[]>;
+  /**
+   * At most `limit` stored events with after < sequence <= through, ascending, each with the ids
+   * of the events acting on it: one page of the log, for recall that does not read the whole log.
+   */
+  eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]>;
+  /** Stored events by id, each with the ids acting on it; unknown ids are absent. */
+  eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>>;
   trustPolicy(subject: string): Promise<TrustPolicy>;
   /**
    * Changes the subject's trust policy, moving inputEpoch when `moveEpoch` (validity changes under
@@ -119,8 +127,19 @@ export interface ArtifactRecord {
 
 /** Write-once artifact bodies and manifests, and their status records. */
 export interface ArtifactStore {
-  /** Writes the artifact body and its manifest under new keys; AlreadyWrittenError if either exists. */
-  writeArtifact(subject: string, artifactId: string, body: unknown, manifest: Manifest): Promise<void>;
+  /**
+   * Writes the artifact body, its manifest and (when given) its full gate report under new keys;
+   * AlreadyWrittenError if any exists. The record keeps a compact copy of the report.
+   */
+  writeArtifact(
+    subject: string,
+    artifactId: string,
+    body: unknown,
+    manifest: Manifest,
+    report?: GateReport,
+  ): Promise<void>;
+  /** The full gate report written with the artifact. */
+  readReport(subject: string, artifactId: string): Promise<GateReport>;
   readArtifact(subject: string, artifactId: string): Promise<unknown>;
   readManifest(subject: string, artifactId: string): Promise<Manifest>;
   /** Records a new artifact's status (CANDIDATE, REJECTED or SHADOW); AlreadyWrittenError if recorded. */

@@ -148,6 +148,62 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
     });
   });
 
+  describe(`${name}: recall in pages`, () => {
+    it("raw recall pages through the valid events: every page bounded, together exactly the selection", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 1500));
+      await appendEvents(
+        deps,
+        subject,
+        Array.from({ length: 40 }, (_, i) => ({
+          eventId: `r-${i}`,
+          kind: "revocation",
+          revokes: [`m-${i * 37 + 1}`],
+        })),
+      );
+      await appendEvents(deps, subject, factsBatch(1501, 2200));
+      const clock = await deps.events.snapshot(subject);
+      const { context } = await readInputs(deps, subject, clock.highWater);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await recall(deps, subject, { cursor });
+        expect(page.mode).toBe("raw");
+        expect(page.events.length).toBeLessThanOrEqual(1000);
+        seen.push(...page.events.map((e) => e.eventId));
+        cursor = page.nextCursor ?? undefined;
+        pages++;
+      } while (cursor);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(context.selection.validInputs.map((e) => e.eventId));
+    });
+
+    it("a token budget bounds each page; the summary's tail pages the same way", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 30));
+      const small = await recall(deps, subject, { budget: 200 });
+      expect(small.events.length).toBeGreaterThan(0);
+      expect(small.events.length).toBeLessThan(30);
+      expect(small.nextCursor).not.toBeNull();
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      await appendEvents(deps, subject, factsBatch(31, 40));
+      const first = await recall(deps, subject, { budget: 150 });
+      expect(first.mode).toBe("summary");
+      expect(first.claims.length).toBeGreaterThan(0);
+      const rest = await recall(deps, subject, { cursor: first.nextCursor ?? "" });
+      expect(rest.claims).toEqual([]);
+      expect([...first.tail, ...rest.tail].map((e) => e.eventId)).toEqual(
+        factsBatch(31, 40).map((e) => e.eventId),
+      );
+      await expect(recall(deps, subject, { cursor: "not-a-cursor" })).rejects.toThrow(
+        /is not a cursor memgate issued/,
+      );
+    });
+  });
+
   describe(`${name}: forged and damaged inputs`, () => {
     it("a snapshot beyond the log is refused at generate (beyond-log), nothing recorded; the log goes on", async () => {
       const deps = depsOver(open());
@@ -159,6 +215,29 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       await appendEvents(deps, subject, factsBatch(18, 20));
       expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
       expect((await recall(deps, subject)).mode).toBe("summary");
+    });
+
+    it("a rejected answer on a big log is recorded REJECTED: the record keeps a compact report, the full one is stored", async () => {
+      const forgetful: ModelPort = {
+        name: "forgetful",
+        generate: async () =>
+          JSON.stringify({ claims: [], pending: [], unresolvedConflicts: [], summary: "" }),
+      };
+      const deps = depsOver(open(), { model: forgetful });
+      const subject = freshSubject();
+      for (let from = 1; from <= 3000; from += 500)
+        await appendEvents(deps, subject, factsBatch(from, from + 499));
+      const outcome = await generate(deps, await takeSnapshot(deps, subject));
+      expect(outcome.status).toBe("REJECTED");
+      if (outcome.status !== "REJECTED") return;
+      const record = await deps.artifacts.getRecord(subject, outcome.artifactId);
+      expect(record?.status).toBe("REJECTED");
+      expect(record?.gate.reasons).toHaveLength(25);
+      expect(record?.gate.omittedReasons).toBe(2975);
+      expect(record?.gate.reasonCounts).toEqual({ missing: 3000 });
+      const full = await deps.artifacts.readReport(subject, outcome.artifactId);
+      expect(full.reasons).toHaveLength(3000);
+      expect((await deps.artifacts.listRecords(subject)).map((r) => r.status)).toEqual(["REJECTED"]);
     });
 
     it("a summary whose body cannot be read is never an error: recall answers raw and says why", async () => {

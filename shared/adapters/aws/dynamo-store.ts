@@ -466,6 +466,39 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     });
   }
 
+  async eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]> {
+    const records: StoredEvent[] = [];
+    if (after >= through || limit <= 0) return records;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TABLE_KEYS.sequenceIndex,
+          KeyConditionExpression: "pk = :pk AND seq BETWEEN :from AND :to",
+          ExpressionAttributeValues: { ":pk": pk(subject), ":from": after + 1, ":to": through },
+          ConsistentRead: true,
+          Limit: limit - records.length,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const raw of page.Items ?? []) {
+        const item = EventItem.parse(raw);
+        records.push({
+          event: decodeStoredEvent(item.body, item.seq, item.hash),
+          hash: item.hash,
+          actors: item.actors,
+        });
+      }
+      start = page.LastEvaluatedKey;
+    } while (start && records.length < limit);
+    return records;
+  }
+
+  eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
+    return this.loadEvents(subject, ids);
+  }
+
   eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
     return this.queryBySequence(subject, "seq <= :bound", highWater);
   }

@@ -1,8 +1,10 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { GateReport } from "../../domain/gate.ts";
 import type { Manifest } from "../../domain/schemas.ts";
 import { Manifest as ManifestSchema } from "../../domain/schemas.ts";
 import { AlreadyWrittenError, NotFoundError } from "../../ports/errors.ts";
 import type { ArtifactRecord, ArtifactStatus, ArtifactStore } from "../../ports/store.ts";
+import { boundedName } from "../bounded-name.ts";
 import type { DynamoStore } from "./dynamo-store.ts";
 
 /**
@@ -17,8 +19,9 @@ export class S3ArtifactStore implements ArtifactStore {
     private readonly records: DynamoStore,
   ) {}
 
-  private key(kind: "artifacts" | "manifests", subject: string, artifactId: string): string {
-    return `${kind}/${encodeURIComponent(subject)}/${encodeURIComponent(artifactId)}.json`;
+  private key(kind: "artifacts" | "manifests" | "reports", subject: string, artifactId: string): string {
+    const segment = (id: string) => boundedName(id, encodeURIComponent(id), 300);
+    return `${kind}/${segment(subject)}/${segment(artifactId)}.json`;
   }
 
   private async putOnce(key: string, body: unknown): Promise<void> {
@@ -52,9 +55,20 @@ export class S3ArtifactStore implements ArtifactStore {
     }
   }
 
-  async writeArtifact(subject: string, artifactId: string, body: unknown, manifest: Manifest): Promise<void> {
+  async writeArtifact(
+    subject: string,
+    artifactId: string,
+    body: unknown,
+    manifest: Manifest,
+    report?: GateReport,
+  ): Promise<void> {
     await this.putOnce(this.key("manifests", subject, artifactId), manifest);
     await this.putOnce(this.key("artifacts", subject, artifactId), body);
+    if (report) await this.putOnce(this.key("reports", subject, artifactId), report);
+  }
+
+  async readReport(subject: string, artifactId: string): Promise<GateReport> {
+    return GateReport.parse(await this.getJson(this.key("reports", subject, artifactId), artifactId));
   }
 
   readArtifact(subject: string, artifactId: string): Promise<unknown> {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { link, mkdir, open, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -34,6 +34,7 @@ import type {
   TenantSettings,
 } from "../../ports/store.ts";
 import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
+import { boundedName } from "../bounded-name.ts";
 
 /**
  * The embedded store: one SQLite file (WAL) for events, clock, conflict index, alias and artifact
@@ -124,21 +125,16 @@ interface ArtifactRow {
   created_at: string;
 }
 
-/** Longest file name we write: far below the 255 bytes file systems allow. */
-const MAX_FILE_NAME = 120;
-
 /**
- * File-name-safe form of an id: letters, digits, _ and - stay; everything else becomes %XX. A name
- * longer than MAX_FILE_NAME (a 128-character CJK subject is over 1,000) keeps a readable prefix
- * and the SHA-256 of the whole id, so it stays unique and within every file system's limit.
+ * File-name-safe form of an id: letters, digits, _ and - stay; everything else becomes %XX; a long
+ * result is bounded (see `boundedName`).
  */
 function safeName(id: string): string {
   const escaped = Array.from(new TextEncoder().encode(id), (byte) => {
     const char = String.fromCharCode(byte);
     return /[A-Za-z0-9_-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }).join("");
-  if (escaped.length <= MAX_FILE_NAME) return escaped;
-  return `${escaped.slice(0, 48)}~${createHash("sha256").update(id).digest("hex")}`;
+  return boundedName(id, escaped);
 }
 
 /** fsync of a folder, so a new entry in it survives a power loss. */
@@ -379,6 +375,24 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     return this.eventsWhere(subject, "sequence > ?", after);
   }
 
+  async eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]> {
+    return this.read(() => {
+      const rows = this.statement(
+        "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?",
+      ).all(subject, after, through, limit) as EventRow[];
+      const actors = this.statement("SELECT actor_id FROM event_actors WHERE subject = ? AND target_id = ?");
+      return rows.map((row) => ({
+        event: parseStoredEvent(row),
+        hash: row.hash,
+        actors: (actors.all(subject, row.event_id) as Array<{ actor_id: string }>).map((a) => a.actor_id),
+      }));
+    });
+  }
+
+  async eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
+    return this.read(() => this.loadEvents(subject, ids));
+  }
+
   private eventsWhere(subject: string, condition: string, bound: number): Promise<SequencedEvent[]> {
     return this.read(() => {
       const rows = this.statement(
@@ -521,7 +535,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     });
   }
 
-  private blobPath(kind: "artifacts" | "manifests", subject: string, artifactId: string): string {
+  private blobPath(kind: "artifacts" | "manifests" | "reports", subject: string, artifactId: string): string {
     return join(this.home, kind, safeName(subject), `${safeName(artifactId)}.json`);
   }
 
@@ -554,13 +568,26 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     }
   }
 
-  async writeArtifact(subject: string, artifactId: string, body: unknown, manifest: Manifest): Promise<void> {
+  async writeArtifact(
+    subject: string,
+    artifactId: string,
+    body: unknown,
+    manifest: Manifest,
+    report?: GateReport,
+  ): Promise<void> {
     await this.writeOnce(this.blobPath("manifests", subject, artifactId), JSON.stringify(manifest));
     await this.writeOnce(this.blobPath("artifacts", subject, artifactId), JSON.stringify(body));
+    if (report) await this.writeOnce(this.blobPath("reports", subject, artifactId), JSON.stringify(report));
   }
 
   async readArtifact(subject: string, artifactId: string): Promise<unknown> {
     return JSON.parse(await this.readBlob(this.blobPath("artifacts", subject, artifactId), artifactId));
+  }
+
+  async readReport(subject: string, artifactId: string): Promise<GateReport> {
+    return GateReport.parse(
+      JSON.parse(await this.readBlob(this.blobPath("reports", subject, artifactId), artifactId)),
+    );
   }
 
   async readManifest(subject: string, artifactId: string): Promise<Manifest> {
