@@ -2,7 +2,6 @@ import { mkdtempSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Deps } from "../app/pipeline.ts";
 import { appendEvents, readInputs, recall, revokeEvent, run, takeSnapshot } from "../app/pipeline.ts";
 import { budgetTokens } from "../domain/gate.ts";
 import { canonicalJson } from "../domain/hashing.ts";

@@ -1,10 +1,9 @@
-import { contradictionsV2, PositionSet } from "./conflicts.ts";
-import { eventHash, sha256 } from "./hashing.ts";
+import { contradictionsV2, keyScope, PositionSet, positionId } from "./conflicts.ts";
+import { eventHash } from "./hashing.ts";
 import type { MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
 import { linkProblems } from "./selector.ts";
 import { type ActedEvent, StandingResolver } from "./standing-resolver.ts";
 import { sameStanding } from "./validity.ts";
-import { canonicalValue } from "./values.ts";
 
 /**
  * Planning an append, the same for every store: which events are new, which are identical
@@ -58,14 +57,7 @@ export interface AppendPlan {
   validityChanged: boolean;
 }
 
-/** Identifies a position on a (key, scope) compactly: the index stores these, not whole values. */
-export function positionId(polarity: string, value: Parameters<typeof canonicalValue>[0]): string {
-  return sha256(`${polarity}\u0000${canonicalValue(value)}`).slice(7, 39);
-}
-
-function indexId(key: string, scope: string): string {
-  return JSON.stringify([key, scope]);
-}
+export { positionId } from "./conflicts.ts";
 
 export class EventConflictProblem extends Error {
   constructor(readonly eventIds: string[]) {
@@ -267,11 +259,11 @@ async function planIndex(
   const touched = new Map<string, { key: string; scope: string }>();
   for (const { event } of newEvents)
     for (const assertion of event.assertions ?? [])
-      touched.set(indexId(assertion.key, assertion.scope), assertion);
+      touched.set(keyScope(assertion.key, assertion.scope), assertion);
   if (touched.size === 0) return [];
   const entries = new Map<string, ConflictIndexEntry>();
   for (const entry of await reads.loadIndex([...touched.values()]))
-    entries.set(indexId(entry.key, entry.scope), { ...entry, positions: { ...entry.positions } });
+    entries.set(keyScope(entry.key, entry.scope), { ...entry, positions: { ...entry.positions } });
 
   if (epochReasons.length === 0)
     for (const [id, { key, scope }] of touched) {
@@ -293,7 +285,7 @@ async function planIndex(
 
   for (const { event } of newEvents) {
     for (const assertion of event.assertions ?? []) {
-      const id = indexId(assertion.key, assertion.scope);
+      const id = keyScope(assertion.key, assertion.scope);
       let entry = entries.get(id);
       if (!entry) {
         entry = { key: assertion.key, scope: assertion.scope, positions: {} };

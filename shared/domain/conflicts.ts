@@ -1,3 +1,4 @@
+import { sha256 } from "./hashing.ts";
 import type { Polarity, ValueData } from "./schemas.ts";
 import { canonicalValue } from "./values.ts";
 
@@ -22,9 +23,22 @@ export interface Position {
   holders: readonly string[];
 }
 
-/** A position's identity on its (key, scope): polarity and canonical value. */
+/**
+ * The one encoding of a (key, scope) pair: the selector's and gate's maps, the append planner's
+ * index entries and (hashed) the DynamoDB index keys all use it.
+ */
+export function keyScope(key: string, scope: string): string {
+  return JSON.stringify([key, scope]);
+}
+
+/** The one encoding of a position on its (key, scope): polarity and canonical value. */
 export function positionKey(polarity: Polarity, valueKey: string): string {
   return `${polarity}\u0000${valueKey}`;
+}
+
+/** A position as stored in the conflict index: a short hash of its `positionKey`. */
+export function positionId(polarity: Polarity, value: ValueData): string {
+  return sha256(positionKey(polarity, canonicalValue(value))).slice(7, 39);
 }
 
 /** The positions of one (key, scope) as a list of holders per position. */

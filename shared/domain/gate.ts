@@ -417,26 +417,19 @@ class GateCheck {
         .filter((r) => r.code === "conflict-missing")
         .map((r) => keyScope(r.key ?? "", r.scope ?? "")),
     );
-    return this.context.mustPreserve.map((item): ChecklistEntry => {
-      switch (item.kind) {
-        case "assertion":
-          return { item, keptBy: this.keptItems.get(item) ?? null };
-        case "pending":
-          return { item, keptBy: this.pendingKept.get(item.eventId) ?? null };
-        case "text":
-          return {
-            item,
-            keptBy: this.textCovered.get(item.eventId) ?? this.pendingKept.get(item.eventId) ?? null,
-          };
-        case "conflict": {
-          const index = this.output.unresolvedConflicts.findIndex(
-            (c) => c.key === item.key && c.scope === item.scope,
-          );
-          const kept = index >= 0 && !conflictMissing.has(keyScope(item.key, item.scope));
-          return { item, keptBy: kept ? `unresolvedConflicts[${index}]` : null };
-        }
-      }
-    });
+    const keptBy = (item: MustPreserveItem): string | null => {
+      if (item.kind === "assertion") return this.keptItems.get(item) ?? null;
+      if (item.kind === "pending") return this.pendingKept.get(item.eventId) ?? null;
+      if (item.kind === "text")
+        return this.textCovered.get(item.eventId) ?? this.pendingKept.get(item.eventId) ?? null;
+      const index = this.output.unresolvedConflicts.findIndex(
+        (c) => c.key === item.key && c.scope === item.scope,
+      );
+      return index >= 0 && !conflictMissing.has(keyScope(item.key, item.scope))
+        ? `unresolvedConflicts[${index}]`
+        : null;
+    };
+    return this.context.mustPreserve.map((item) => ({ item, keptBy: keptBy(item) }));
   }
 
   private add(

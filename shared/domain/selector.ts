@@ -54,10 +54,7 @@ export interface Selection {
   conflicts: Conflict[];
 }
 
-/** A (key, scope) pair as one map key. */
-export function keyScope(key: string, scope: string): string {
-  return `${key}\u0000${scope}`;
-}
+export { keyScope } from "./conflicts.ts";
 
 /** Whether an event carries no assertions, so its text is what counts (CONTRACT §4a). */
 export function isTextOnly(event: MemoryEvent): boolean {

@@ -16,7 +16,8 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
-import { planAppend, positionId } from "../../domain/append-plan.ts";
+import { planAppend } from "../../domain/append-plan.ts";
+import { keyScope, positionId } from "../../domain/conflicts.ts";
 import { GateReport } from "../../domain/gate.ts";
 import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
@@ -73,9 +74,7 @@ const ALIAS = "ALIAS";
 const eventSk = (eventId: string) => `E#${eventId}`;
 const artifactSk = (artifactId: string) => `A#${artifactId}`;
 const indexSk = (key: string, scope: string) =>
-  `K#${createHash("sha256")
-    .update(JSON.stringify([key, scope]))
-    .digest("hex")}`;
+  `K#${createHash("sha256").update(keyScope(key, scope)).digest("hex")}`;
 
 /** The tenant's switches: one item, outside every subject's partition. */
 const SETTINGS_KEY = { pk: "TENANT", sk: "SETTINGS" };
