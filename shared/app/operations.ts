@@ -35,7 +35,9 @@ export interface Review {
 export async function review(deps: Deps, subject: string): Promise<Review> {
   const current = await recall(deps, subject);
   const shadows: ShadowReview[] = [];
-  for (const record of (await deps.artifacts.listRecords(subject)).filter((r) => r.status === "SHADOW"))
+  for (const record of (await deps.artifacts.listRecords(subject)).filter(
+    (r) => r.status === "SHADOW" && !r.stale,
+  ))
     shadows.push(await reviewOne(deps, record));
   const lines = [
     `current: ${current.mode === "summary" ? `${current.artifactId} (${current.reason})` : `raw (${current.reason})`}`,
@@ -132,7 +134,7 @@ async function currentSummary(
   if (!alias || alias.sourceEpoch !== snapshot.inputEpoch || alias.coversThrough !== snapshot.highWater)
     return null;
   const record = await deps.artifacts.getRecord(snapshot.subject, alias.parentArtifactId);
-  if (record?.status !== "PUBLISHED") return null;
+  if (record?.status !== "PUBLISHED" || record.stale) return null;
   const manifest = await deps.artifacts.readManifest(snapshot.subject, alias.parentArtifactId);
   const same =
     selectorOf(manifest) === (deps.selectorVersion ?? SELECTOR_VERSION) &&

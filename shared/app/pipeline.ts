@@ -47,6 +47,7 @@ import type {
   SettingsPort,
   SnapshotQueue,
 } from "../ports/store.ts";
+import { shownStatus } from "../ports/store.ts";
 import type { Failpoints } from "./failpoints.ts";
 import { GenerationFailedError, type ModelPort, type Prompt } from "./model.ts";
 
@@ -221,20 +222,13 @@ export async function invalidate(
   };
   const staled: string[] = [];
   for (const record of await deps.artifacts.listRecords(subject)) {
-    if (!["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
+    if (record.stale || !["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
     // The input list lives in the manifest: one read per live artifact, never an item per input.
     const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
     const selection = await selectionFor(selectorOf(manifest));
     const lost = manifest.inputIds.filter((id) => !selection.validIds.has(id));
     if (lost.length === 0) continue;
-    if (
-      await deps.artifacts.transition(
-        subject,
-        record.artifactId,
-        ["PUBLISHED", "CANDIDATE", "SHADOW"],
-        "STALE",
-      )
-    ) {
+    if (await deps.artifacts.markStale(subject, record.artifactId, ["PUBLISHED", "CANDIDATE", "SHADOW"])) {
       staled.push(record.artifactId);
       deps.progress(
         `${record.artifactId} is STALE: ${lost.slice(0, 5).join(", ")}${lost.length > 5 ? " ..." : ""} no longer valid`,
@@ -360,6 +354,7 @@ export async function generate(deps: Deps, snapshot: Snapshot): Promise<Generate
     subject: snapshot.subject,
     artifactId,
     status,
+    stale: false,
     coversThrough: snapshot.highWater,
     inputEpoch: snapshot.inputEpoch,
     parentArtifactId: snapshot.expectedAlias?.parentArtifactId ?? null,
@@ -439,10 +434,10 @@ export async function publish(
   const record = await deps.artifacts.getRecord(subject, artifactId);
   if (!record) throw new NotFoundError(`no artifact ${artifactId}`);
   const allowed = options.approve ? ["SHADOW", "CANDIDATE"] : ["CANDIDATE"];
-  if (!allowed.includes(record.status))
+  if (record.stale || !allowed.includes(record.status))
     throw new PublishRefusedError(
       "artifact-not-publishable",
-      `${artifactId} is ${record.status}, not ${allowed.join(" or ")}`,
+      `${artifactId} is ${shownStatus(record)}, not ${allowed.join(" or ")}`,
     );
   const manifest = await deps.artifacts.readManifest(subject, artifactId);
   try {
@@ -598,8 +593,10 @@ export async function recall(
   };
   if (reason !== null || !alias) return raw(reason ?? "no summary");
   const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
-  if (record?.status !== "PUBLISHED")
-    return raw(`artifact ${alias.parentArtifactId} is ${record?.status ?? "missing"}, not PUBLISHED`);
+  if (record?.status !== "PUBLISHED" || record.stale)
+    return raw(
+      `artifact ${alias.parentArtifactId} is ${record ? shownStatus(record) : "missing"}, not PUBLISHED`,
+    );
   let body: ConsolidationOutput;
   try {
     body = ConsolidationOutputSchema.parse(

@@ -7,6 +7,7 @@ import { budgetTokens } from "../domain/gate.ts";
 import { canonicalJson } from "../domain/hashing.ts";
 import { countTokens } from "../domain/tokens.ts";
 import { parseEventLines } from "../io/event-file.ts";
+import { shownStatus } from "../ports/store.ts";
 import type { Io } from "./output.ts";
 import { EXIT } from "./output.ts";
 import { packageRoot } from "./package-root.ts";
@@ -81,7 +82,7 @@ export async function demoCommand(
     expect(revoked.staled.includes(firstId), "the summary was not marked STALE");
     say(`   recall: ${fallback.mode} (${fallback.reason})`);
     const records = await deps.artifacts.listRecords(SUBJECT);
-    for (const record of records) say(`   ${record.status.padEnd(9)} ${record.artifactId}`);
+    for (const record of records) say(`   ${shownStatus(record).padEnd(9)} ${record.artifactId}`);
 
     say("5. rebuild from the still-valid inputs");
     const rebuilt = await run(deps, await takeSnapshot(deps, SUBJECT));

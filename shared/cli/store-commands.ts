@@ -29,6 +29,7 @@ import {
   PublishRefusedError,
   StoreContentionError,
 } from "../ports/errors.ts";
+import { shownStatus } from "../ports/store.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";
@@ -353,13 +354,14 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
       print(
         io,
         values,
-        records,
+        // The contract's status (STALE when marked), the lifecycle beside it.
+        records.map((r) => ({ ...r, status: shownStatus(r), lifecycle: r.status })),
         records.length === 0
           ? `no artifacts for ${subject}`
           : records
               .map(
                 (r) =>
-                  `${r.status.padEnd(10)} ${r.artifactId}  covers ${r.coversThrough} at epoch ${r.inputEpoch}  gate ${r.gate.verdict}`,
+                  `${shownStatus(r).padEnd(10)} ${r.artifactId}  covers ${r.coversThrough} at epoch ${r.inputEpoch}  gate ${r.gate.verdict}`,
               )
               .join("\n"),
       );
@@ -382,7 +384,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
           deps.artifacts.readArtifact(subject, artifactId),
           deps.artifacts.getRecord(subject, artifactId),
         ]);
-        const input = { manifest, body, status: record?.status ?? "UNKNOWN" };
+        const input = { manifest, body, status: record ? shownStatus(record) : "UNKNOWN" };
         io.out(
           format === "dot"
             ? lineageDot(input)

@@ -749,7 +749,17 @@ class GateCheck {
               item.eventId,
               `the claim of ${item.key} = ${describeValue(item.value)} does not name ${item.eventId}`,
             );
-          // Otherwise a claim speaks to (key, scope) with another value: its own check reported it.
+          // Otherwise a claim speaks to (key, scope) with another value: its own check reported
+          // it, unless that claim matched another assertion of the same event exactly (an event
+          // holding both polarities of one value): then nothing else says the item was lost.
+          else if (this.restatesOnlyOtherAssertions(claims, item))
+            this.add(
+              "missing",
+              item.key,
+              item.scope,
+              item.eventId,
+              `no claim keeps ${item.key} = ${describeValue(item.value)} (${item.polarity}) of ${item.eventId}`,
+            );
           break;
         }
         case "pending":
@@ -778,6 +788,28 @@ class GateCheck {
           break;
       }
     }
+  }
+
+  /**
+   * Whether the claims on an item's (key, scope) that name its event all restate another of that
+   * event's assertions exactly (so none of them was reported), leaving the item itself unkept.
+   */
+  private restatesOnlyOtherAssertions(
+    claims: readonly Claim[],
+    item: MustPreserveItem & { kind: "assertion" },
+  ): boolean {
+    const naming = claims.filter((claim) => claim.derivedFrom.includes(item.eventId));
+    const entries = (this.context.assertionsByEvent.get(item.eventId) ?? []).filter(
+      (entry) => entry.key === item.key && entry.scope === item.scope,
+    );
+    return (
+      naming.length > 0 &&
+      naming.every((claim) =>
+        entries.some(
+          (entry) => entry.polarity === claim.polarity && this.holdsValue(claim, entry.value, entry.valueKey),
+        ),
+      )
+    );
   }
 
   private sequenceOf(eventId: string): number {

@@ -108,7 +108,6 @@ export type ArtifactStatus =
   | "SHADOW"
   | "PUBLISHED"
   | "SUPERSEDED"
-  | "STALE"
   /** A candidate whose snapshot died (lost CAS, moved epoch): kept for audit, never live again. */
   | "ABANDONED";
 
@@ -116,7 +115,10 @@ export type ArtifactStatus =
 export interface ArtifactRecord {
   subject: string;
   artifactId: string;
+  /** The lifecycle status; STALE is not one of them but a mark beside it (`stale`). */
   status: ArtifactStatus;
+  /** Marked when an input it used stopped being valid: never served, whatever the status says. */
+  stale: boolean;
   coversThrough: number;
   inputEpoch: number;
   parentArtifactId: string | null;
@@ -147,9 +149,8 @@ export interface ArtifactStore {
   getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null>;
   listRecords(subject: string): Promise<ArtifactRecord[]>;
   /**
-   * Moves a status only from one of `from`; false when the record was in another status. STALE is
-   * kept as a mark beside the lifecycle status (a stale summary that is later superseded still
-   * reads STALE), so marking and publishing never contend for one field.
+   * Moves the lifecycle status only from one of `from` and only while the record is not marked
+   * stale; false otherwise.
    */
   transition(
     subject: string,
@@ -157,6 +158,12 @@ export interface ArtifactStore {
     from: readonly ArtifactStatus[],
     to: ArtifactStatus,
   ): Promise<boolean>;
+  /**
+   * Marks a record STALE when its status is one of `from` and it is not marked yet; false
+   * otherwise. The mark sits beside the status, so marking never contends with the switch moving
+   * the status (a stale summary later superseded still reads STALE).
+   */
+  markStale(subject: string, artifactId: string, from: readonly ArtifactStatus[]): Promise<boolean>;
 }
 
 export interface PublishRequest {
@@ -220,6 +227,11 @@ export interface SettingsPort {
 }
 
 /** The snapshot message from one consistent read of a subject's clock and alias. */
+/** How listings show a record: STALE when marked, else its lifecycle status (CONTRACT §5). */
+export function shownStatus(record: Pick<ArtifactRecord, "status" | "stale">): ArtifactStatus | "STALE" {
+  return record.stale ? "STALE" : record.status;
+}
+
 export function snapshotOf(subject: string, clock: Clock, alias: AliasState | null): Snapshot {
   return {
     subject,

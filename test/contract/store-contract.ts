@@ -69,6 +69,7 @@ export function candidateRecord(
     subject,
     artifactId,
     status: "CANDIDATE",
+    stale: false,
     coversThrough,
     inputEpoch,
     parentArtifactId: parent,
@@ -448,9 +449,12 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       const { artifacts } = open();
       const subject = freshSubject();
       await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
-      expect(await artifacts.transition(subject, "s-1", ["PUBLISHED"], "STALE")).toBe(false);
-      expect(await artifacts.transition(subject, "s-1", ["CANDIDATE", "PUBLISHED"], "STALE")).toBe(true);
-      expect((await artifacts.getRecord(subject, "s-1"))?.status).toBe("STALE");
+      expect(await artifacts.markStale(subject, "s-1", ["PUBLISHED"])).toBe(false);
+      expect(await artifacts.markStale(subject, "s-1", ["CANDIDATE", "PUBLISHED"])).toBe(true);
+      expect(await artifacts.getRecord(subject, "s-1")).toMatchObject({ status: "CANDIDATE", stale: true });
+      // Marked once; and a marked record's status no longer moves.
+      expect(await artifacts.markStale(subject, "s-1", ["CANDIDATE"])).toBe(false);
+      expect(await artifacts.transition(subject, "s-1", ["CANDIDATE"], "ABANDONED")).toBe(false);
     });
 
     it("lets exactly one of eight concurrent publishers with the same expected alias win, 100 rounds", async () => {

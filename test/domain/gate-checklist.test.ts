@@ -41,3 +41,27 @@ describe("the gate's checklist (what review shows)", () => {
     ).toBeNull();
   });
 });
+
+describe("an event that holds both polarities of one value (no conflict: one event)", () => {
+  const events = log({
+    eventId: "e-1",
+    kind: "fact",
+    text: "statement",
+    assertions: [
+      { key: "vendor", value: { entity: "vendor:x" }, polarity: "affirmed" },
+      { key: "vendor", value: { entity: "vendor:x" }, polarity: "negated" },
+    ],
+  });
+
+  it("keeps each assertion only by its own claim: flipping one to match the other is missing", () => {
+    const context = contextOf(events);
+    const honest = consolidate(context);
+    expect(gateChecklist(context, honest).reasons).toEqual([]);
+    const flipped = {
+      ...honest,
+      claims: honest.claims.map((claim) => ({ ...claim, polarity: "negated" as const })),
+    };
+    const { reasons } = gateChecklist(context, flipped);
+    expect(reasons.map((r) => [r.code, r.eventId])).toEqual([["missing", "e-1"]]);
+  });
+});

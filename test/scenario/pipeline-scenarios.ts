@@ -132,7 +132,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       expect(requested.find((r) => r.subject === subject)?.reason).toMatch(/the sources changed/);
       expect(sent.map((s) => s.subject)).toContain(subject);
       if (published.status === "PUBLISHED")
-        expect((await deps.artifacts.getRecord(subject, published.artifactId))?.status).toBe("STALE");
+        expect((await deps.artifacts.getRecord(subject, published.artifactId))?.stale).toBe(true);
     });
 
     it("a candidate whose snapshot died becomes ABANDONED, and invalidation no longer reads it", async () => {
@@ -428,7 +428,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const answer = await recall(deps, subject);
       expect(answer.mode).toBe("raw");
       expect(answer.events.map((e) => e.eventId)).not.toContain("m-3");
-      expect((await deps.artifacts.getRecord(subject, candidate.artifactId))?.status).toBe("STALE");
+      expect((await deps.artifacts.getRecord(subject, candidate.artifactId))?.stale).toBe(true);
     });
 
     it("a revocation makes the published summary STALE and unserved at once; a rebuild serves again", async () => {
@@ -441,8 +441,8 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       expect(raw.mode).toBe("raw");
       expect(raw.events.map((e) => e.eventId)).not.toContain("m-2");
       expect(
-        (await deps.artifacts.getRecord(subject, (first as { artifactId: string }).artifactId))?.status,
-      ).toBe("STALE");
+        (await deps.artifacts.getRecord(subject, (first as { artifactId: string }).artifactId))?.stale,
+      ).toBe(true);
       const rebuilt = await run(deps, await takeSnapshot(deps, subject));
       expect(rebuilt.status).toBe("PUBLISHED");
       const served = await recall(deps, subject);

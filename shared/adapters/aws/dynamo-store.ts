@@ -113,7 +113,7 @@ const IndexItem = z.object({
 const ArtifactItem = z.object({
   subject: z.string(),
   artifactId: z.string(),
-  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "STALE", "ABANDONED"]),
+  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "ABANDONED"]),
   stale: z.boolean().default(false),
   coversThrough: z.number().int(),
   inputEpoch: z.number().int(),
@@ -723,7 +723,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
             pk: pk(record.subject),
             sk: artifactSk(record.artifactId),
             ...record,
-            stale: record.status === "STALE",
+            stale: record.stale,
             gate: JSON.stringify(record.gate),
           },
           ConditionExpression: "attribute_not_exists(pk)",
@@ -777,37 +777,32 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     from: readonly ArtifactStatus[],
     to: ArtifactStatus,
   ): Promise<boolean> {
-    // STALE is the `stale` mark beside the lifecycle `status` (see ArtifactStore.transition).
-    const lifecycle = from.filter((status) => status !== "STALE");
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const accepted: string[] = [];
-    if (lifecycle.length > 0) {
-      names["#status"] = "status";
-      values[":fresh"] = false;
-      lifecycle.forEach((status, index) => {
-        values[`:from${index}`] = status;
-      });
-      accepted.push(
-        `stale = :fresh AND #status IN (${lifecycle.map((_, index) => `:from${index}`).join(", ")})`,
-      );
-    }
-    if (from.includes("STALE") || to === "STALE") values[":stale"] = true;
-    if (from.includes("STALE")) accepted.push("stale = :stale");
-    if (to !== "STALE") {
-      names["#status"] = "status";
-      values[":to"] = to;
-    }
+    return this.updateArtifactWhere(subject, artifactId, from, "SET #status = :to", { ":to": to });
+  }
+
+  markStale(subject: string, artifactId: string, from: readonly ArtifactStatus[]): Promise<boolean> {
+    return this.updateArtifactWhere(subject, artifactId, from, "SET stale = :stale", { ":stale": true });
+  }
+
+  /** One conditional update of an artifact record that is in one of `from` and not marked stale. */
+  private async updateArtifactWhere(
+    subject: string,
+    artifactId: string,
+    from: readonly ArtifactStatus[],
+    update: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    if (from.length === 0) return false;
+    const statuses = Object.fromEntries(from.map((status, index) => [`:from${index}`, status]));
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: pk(subject), sk: artifactSk(artifactId) },
-          UpdateExpression: to === "STALE" ? "SET stale = :stale" : "SET #status = :to",
-          // DynamoDB refuses parentheses it deems redundant: wrap only an OR of several.
-          ConditionExpression: `attribute_exists(pk) AND ${accepted.length > 1 ? `(${accepted.join(" OR ")})` : accepted[0]}`,
-          ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
-          ExpressionAttributeValues: values,
+          UpdateExpression: update,
+          ConditionExpression: `attribute_exists(pk) AND stale = :fresh AND #status IN (${Object.keys(statuses).join(", ")})`,
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ...values, ...statuses, ":fresh": false },
         }),
       );
       return true;
@@ -861,7 +856,8 @@ function recordOf(raw: Record<string, unknown>): ArtifactRecord {
   return {
     subject: item.subject,
     artifactId: item.artifactId,
-    status: item.stale ? "STALE" : item.status,
+    status: item.status,
+    stale: item.stale,
     coversThrough: item.coversThrough,
     inputEpoch: item.inputEpoch,
     parentArtifactId: item.parentArtifactId,

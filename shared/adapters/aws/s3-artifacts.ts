@@ -99,4 +99,8 @@ export class S3ArtifactStore implements ArtifactStore {
   ): Promise<boolean> {
     return this.records.transition(subject, artifactId, from, to);
   }
+
+  markStale(subject: string, artifactId: string, from: readonly ArtifactStatus[]): Promise<boolean> {
+    return this.records.markStale(subject, artifactId, from);
+  }
 }

@@ -655,25 +655,28 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     from: readonly ArtifactStatus[],
     to: ArtifactStatus,
   ): Promise<boolean> {
-    return this.exclusive(() => {
-      const current = this.statement(
-        "SELECT status, stale FROM artifacts WHERE subject = ? AND artifact_id = ?",
-      ).get(subject, artifactId) as { status: ArtifactStatus; stale: number } | undefined;
-      if (!current || !from.includes(current.stale ? "STALE" : current.status)) return false;
-      // STALE is a mark beside the lifecycle status, so marking a summary stale never races its supersession.
-      if (to === "STALE")
-        this.statement("UPDATE artifacts SET stale = 1 WHERE subject = ? AND artifact_id = ?").run(
-          subject,
-          artifactId,
-        );
-      else
-        this.statement("UPDATE artifacts SET status = ? WHERE subject = ? AND artifact_id = ?").run(
-          to,
-          subject,
-          artifactId,
-        );
-      return true;
-    });
+    return this.exclusive(() => this.updateArtifactWhere(subject, artifactId, from, "status = ?", to));
+  }
+
+  async markStale(subject: string, artifactId: string, from: readonly ArtifactStatus[]): Promise<boolean> {
+    return this.exclusive(() => this.updateArtifactWhere(subject, artifactId, from, "stale = ?", 1));
+  }
+
+  /** One conditional update of an artifact record that is in one of `from` and not marked stale. */
+  private updateArtifactWhere(
+    subject: string,
+    artifactId: string,
+    from: readonly ArtifactStatus[],
+    assignment: string,
+    value: string | number,
+  ): boolean {
+    if (from.length === 0) return false;
+    const changed = this.db
+      .prepare(
+        `UPDATE artifacts SET ${assignment} WHERE subject = ? AND artifact_id = ? AND stale = 0 AND status IN (${from.map(() => "?").join(", ")})`,
+      )
+      .run(value, subject, artifactId, ...from);
+    return changed.changes === 1;
   }
 
   async settings(): Promise<TenantSettings> {
@@ -713,7 +716,8 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
   return {
     subject: row.subject,
     artifactId: row.artifact_id,
-    status: row.stale ? "STALE" : row.status,
+    status: row.status,
+    stale: row.stale === 1,
     coversThrough: row.covers_through,
     inputEpoch: row.input_epoch,
     parentArtifactId: row.parent_artifact_id,
