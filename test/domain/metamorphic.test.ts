@@ -137,36 +137,6 @@ describe("metamorphic properties of selection, extraction and the gate", () => {
     );
   });
 
-  it("regrouping the events into other append batches changes nothing", () => {
-    fc.assert(
-      fc.property(
-        eventLog,
-        fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 10 }),
-        (inputs, sizes) => {
-          const events = log(...inputs);
-          // Append batch by batch as a store does: each batch continues the sequence where the last ended.
-          const regrouped: SequencedEvent[] = [];
-          let offset = 0;
-          let cursor = 0;
-          for (let b = 0; cursor < inputs.length; b++) {
-            const size = sizes[b % sizes.length] ?? 1;
-            const batch = log(...inputs.slice(cursor, cursor + size)).map((e) => ({
-              ...e,
-              sequence: e.sequence + offset,
-            }));
-            regrouped.push(...batch);
-            offset += batch.length;
-            cursor += size;
-          }
-          expect(meaning(regrouped)).toEqual(meaning(events));
-          const honest = consolidate(contextOf(events));
-          expect(outcome(gate(regrouped, honest))).toEqual(outcome(gate(events, honest)));
-        },
-      ),
-      { numRuns: 150 },
-    );
-  });
-
   it("shuffling array order and key order changes neither the sets nor the verdict", () => {
     fc.assert(
       fc.property(eventLog, fc.nat(), fc.constantFrom(...Object.keys(MUTATIONS)), (inputs, seed, name) => {

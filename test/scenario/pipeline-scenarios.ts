@@ -431,6 +431,40 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       expect((await deps.artifacts.getRecord(subject, candidate.artifactId))?.stale).toBe(true);
     });
 
+    it("with invalidation not yet run, the publish re-check itself refuses: on the input root, and on the moved epoch", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 10));
+      const snapshot = await takeSnapshot(deps, subject);
+      const candidate = await generate(deps, snapshot);
+      if (candidate.status !== "CANDIDATE") throw new Error("expected a candidate");
+      // A twin built from a manifest whose input root does not match the log (a candidate whose
+      // inputs were read wrong): same epoch, so only the root comparison can refuse it.
+      const twinId = `${candidate.artifactId}-twin`;
+      const manifest = await deps.artifacts.readManifest(subject, candidate.artifactId);
+      await deps.artifacts.writeArtifact(
+        subject,
+        twinId,
+        await deps.artifacts.readArtifact(subject, candidate.artifactId),
+        {
+          ...manifest,
+          artifactId: twinId,
+          inputRoot: `sha256:${"0".repeat(64)}`,
+        },
+      );
+      const record = await deps.artifacts.getRecord(subject, candidate.artifactId);
+      await deps.artifacts.recordArtifact({ ...(record as NonNullable<typeof record>), artifactId: twinId });
+      await expect(publish(deps, twinId)).rejects.toThrow(/valid inputs of .* changed \(input root/);
+      // The revocation written by the store alone (the appending process died before invalidating).
+      await deps.events.append(subject, [
+        MemoryEventSchema.parse({ eventId: "r-3", kind: "revocation", revokes: ["m-3"] }),
+      ]);
+      expect((await deps.artifacts.getRecord(subject, candidate.artifactId))?.stale).toBe(false);
+      await expect(publish(deps, candidate.artifactId)).rejects.toMatchObject({ reason: "epoch-moved" });
+      expect(await deps.alias.readAlias(subject)).toBeNull();
+      expect((await recall(deps, subject)).mode).toBe("raw");
+    });
+
     it("a revocation makes the published summary STALE and unserved at once; a rebuild serves again", async () => {
       const deps = depsOver(open());
       const subject = freshSubject();
