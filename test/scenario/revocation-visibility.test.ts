@@ -49,24 +49,35 @@ describe("revocation visibility", () => {
       join(import.meta.dirname, "../support/recall-worker.ts"),
       home,
       subject,
-      "4000",
     ]);
     const lines = createInterface({ input: reader.stdout });
     const observations: Observation[] = [];
-    let ready: () => void = () => {};
-    const started = new Promise<void>((resolve) => {
-      ready = resolve;
+    let revokedAt = Number.POSITIVE_INFINITY;
+    // Event-driven, not timed: revoke once the reader has served summaries, stop once it has
+    // recalled several times after the revoke returned, however loaded the machine is.
+    const seen = (count: number, after = 0) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (observations.filter((o) => o.startedAt > after).length >= count) {
+            lines.off("line", check);
+            resolve();
+          }
+        };
+        lines.on("line", check);
+        check();
+      });
+    lines.on("line", (line) => {
+      if (line !== "ready") observations.push(JSON.parse(line) as Observation);
     });
-    lines.on("line", (line) =>
-      line === "ready" ? ready() : observations.push(JSON.parse(line) as Observation),
-    );
     const finished = new Promise((resolve) => reader.on("exit", resolve));
-    await started;
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await seen(10);
     await revokeEvent(deps, subject, "m-7");
-    const revokedAt = Date.now();
+    revokedAt = Date.now();
+    await seen(10, revokedAt);
+    reader.stdin.end();
     await finished;
     store.close();
+    expect(observations.some((o) => o.artifactId === summaryId)).toBe(true);
     assertInvisibleAfter(observations, revokedAt, "m-7", summaryId);
   }, 60_000);
 
@@ -83,9 +94,9 @@ describe("revocation visibility", () => {
       .artifactId;
     const observations: Observation[] = [];
     let revokedAt = Number.POSITIVE_INFINITY;
+    let stop = false;
     const readers = Array.from({ length: 3 }, async () => {
-      const until = Date.now() + 2500;
-      while (Date.now() < until) {
+      while (!stop) {
         const startedAt = Date.now();
         const answer = await recall(stores, subject);
         const sources =
@@ -95,12 +106,20 @@ describe("revocation visibility", () => {
         observations.push({ startedAt, mode: answer.mode, artifactId: answer.artifactId, sources });
       }
     });
+    // Event-driven: revoke after the readers served summaries; stop after enough recalls began
+    // after the revoke returned.
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
     const revoker = (async () => {
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      await until(() => observations.length >= 10);
       await revokeEvent(deps, subject, "m-7");
       revokedAt = Date.now();
+      await until(() => observations.filter((o) => o.startedAt > revokedAt).length >= 10);
+      stop = true;
     })();
     await Promise.all([...readers, revoker]);
+    expect(observations.some((o) => o.artifactId === summaryId)).toBe(true);
     assertInvisibleAfter(observations, revokedAt, "m-7", summaryId);
   }, 60_000);
 });

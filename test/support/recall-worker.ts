@@ -1,13 +1,18 @@
-// A separate OS process that loops on recall for a while, printing when each recall started and
-// what it served: the revocation-visibility test reads these against when the revoke returned.
+// A separate OS process that loops on recall until its standard input closes, printing when each
+// recall started and what it served: the revocation-visibility test reads these against when the
+// revoke returned, and decides from them (not from a clock) when it has seen enough.
 import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
 import { recall } from "../../shared/app/pipeline.ts";
 
-const [home, subject, duration] = process.argv.slice(2) as [string, string, string];
+const [home, subject] = process.argv.slice(2) as [string, string];
 const store = new SqliteStore(home);
-const until = Date.now() + Number(duration);
+let stopped = false;
+process.stdin.on("data", () => {});
+process.stdin.on("end", () => {
+  stopped = true;
+});
 process.stdout.write("ready\n");
-while (Date.now() < until) {
+while (!stopped) {
   const startedAt = Date.now();
   const answer = await recall({ events: store, artifacts: store, settings: store }, subject);
   const sources =
@@ -17,5 +22,6 @@ while (Date.now() < until) {
   process.stdout.write(
     `${JSON.stringify({ startedAt, mode: answer.mode, artifactId: answer.artifactId, sources })}\n`,
   );
+  await new Promise((resolve) => setImmediate(resolve));
 }
 store.close();
