@@ -7,13 +7,13 @@
 // Each build lives in dist/b<newest source mtime>/: `ensureBundle` uses the build matching the
 // sources or makes it, so a stale build never runs. A build is written to a temporary folder and
 // renamed into place, so racing processes never see half of one; builds over an hour old are pruned.
-import { readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
-const SOURCES = ["shared", "package.json", "package-lock.json", "scripts/bundle.mjs"];
+const SOURCES = ["shared", "prompts", "package.json", "package-lock.json", "scripts/bundle.mjs"];
 /** Native, large or lazily needed packages load from node_modules at run time, never bundled. */
 const EXTERNAL = ["better-sqlite3", "js-tiktoken", "@aws-sdk/*", "@smithy/*"];
 
@@ -34,6 +34,25 @@ function currentBuildDir() {
   return join(DIST, `b${Math.floor(Math.max(...SOURCES.map((source) => newestMtime(join(ROOT, source)))))}`);
 }
 
+/**
+ * Replaces shared/app/prompt-files.ts (which reads prompts/ from disk when run from source) by a
+ * module holding every prompt's text inline: a bundle carries its prompts, byte for byte.
+ */
+export const embedPrompts = {
+  name: "memgate-embed-prompts",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]shared[\\/]app[\\/]prompt-files\.ts$/ }, () => {
+      const folder = join(ROOT, "prompts");
+      const files = Object.fromEntries(
+        readdirSync(folder)
+          .filter((name) => name.endsWith(".md"))
+          .map((name) => [name.slice(0, -3), readFileSync(join(folder, name), "utf8")]),
+      );
+      return { contents: `export const PROMPT_FILES = ${JSON.stringify(files)};`, loader: "js" };
+    });
+  },
+};
+
 export async function buildBundle(target = currentBuildDir()) {
   const { build } = await import("esbuild");
   const temporary = `${target}.tmp-${process.pid}`;
@@ -48,6 +67,7 @@ export async function buildBundle(target = currentBuildDir()) {
     target: "node20",
     external: EXTERNAL,
     logLevel: "error",
+    plugins: [embedPrompts],
     // Bundled CommonJS dependencies call require(); give ESM output one.
     banner: {
       js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",

@@ -5,7 +5,7 @@ import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/sche
 import { SELECTOR_VERSION } from "../domain/validity.ts";
 import { describeValue } from "../domain/values.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
-import type { Deps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
+import type { Deps, PublishDeps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
 import { publish, readInputs, recall, run, selectorOf, takeSnapshot } from "./pipeline.ts";
 
 /**
@@ -32,7 +32,10 @@ export interface Review {
 }
 
 /** The SHADOW artifacts beside the current summary, each with its must-preserve checklist. */
-export async function review(deps: Deps, subject: string): Promise<Review> {
+export async function review(
+  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  subject: string,
+): Promise<Review> {
   const current = await recall(deps, subject);
   const shadows: ShadowReview[] = [];
   for (const record of (await deps.artifacts.listRecords(subject)).filter(
@@ -54,7 +57,10 @@ export async function review(deps: Deps, subject: string): Promise<Review> {
   return { current, shadows, text: lines.join("\n") };
 }
 
-async function reviewOne(deps: Deps, record: ArtifactRecord): Promise<ShadowReview> {
+async function reviewOne(
+  deps: Pick<Deps, "events" | "artifacts">,
+  record: ArtifactRecord,
+): Promise<ShadowReview> {
   const { context } = await readInputs(deps, record.subject, record.coversThrough);
   const body = ConsolidationOutputSchema.parse(
     await deps.artifacts.readArtifact(record.subject, record.artifactId),
@@ -103,7 +109,7 @@ function describeKeeper(location: string, body: ConsolidationOutput): string {
 }
 
 /** Publishes a reviewed SHADOW artifact through the same compare-and-set. */
-export function approve(deps: Deps, artifactId: string): Promise<PublishOutcome> {
+export function approve(deps: PublishDeps, artifactId: string): Promise<PublishOutcome> {
   return publish(deps, artifactId, { approve: true });
 }
 

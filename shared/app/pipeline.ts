@@ -75,6 +75,28 @@ export interface Deps {
   progress: (line: string) => void;
 }
 
+/** What each use case needs, and no more: an append needs no model, a publish no prompt. */
+export type StoreDeps = Pick<Deps, "events" | "artifacts" | "queue" | "settings" | "progress">;
+export type AppendDeps = StoreDeps & Pick<Deps, "failpoints" | "newId">;
+export type GenerateDeps = Pick<
+  Deps,
+  | "events"
+  | "artifacts"
+  | "model"
+  | "prompt"
+  | "now"
+  | "newId"
+  | "failpoints"
+  | "generationTimeoutMs"
+  | "budget"
+  | "selectorVersion"
+  | "progress"
+>;
+export type PublishDeps = Pick<
+  Deps,
+  "events" | "alias" | "artifacts" | "settings" | "failpoints" | "progress"
+>;
+
 /** The selected inputs of a snapshot and the gate's index over them. */
 export interface SnapshotInputs {
   events: SequencedEvent[];
@@ -125,7 +147,7 @@ export interface AppendOutcome extends AppendResult {
  * (alias epoch != clock epoch): marking is for audit and the artifact listing, not for safety.
  */
 export async function appendEvents(
-  deps: Deps,
+  deps: AppendDeps,
   subject: string,
   batch: readonly unknown[],
 ): Promise<AppendOutcome> {
@@ -166,9 +188,7 @@ function aliasOf(snapshot: Snapshot): { sourceEpoch: number; coversThrough: numb
  * requested, and what a dead process left undone (STALE marks after an epoch move) is finished:
  * invalidation is idempotent. Subjects found current are unmarked (DynamoDB's sparse index).
  */
-export async function sweep(
-  deps: Pick<Deps, "events" | "artifacts" | "queue" | "settings" | "progress">,
-): Promise<Array<{ subject: string; reason: string }>> {
+export async function sweep(deps: StoreDeps): Promise<Array<{ subject: string; reason: string }>> {
   const { rebuildAfterEvents } = await deps.settings.settings();
   const requested: Array<{ subject: string; reason: string }> = [];
   for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
@@ -187,7 +207,7 @@ export async function sweep(
 }
 
 /** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
-export async function changeTrustPolicy(deps: Deps, subject: string, policy: TrustPolicy) {
+export async function changeTrustPolicy(deps: StoreDeps, subject: string, policy: TrustPolicy) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const snapshot = await deps.events.snapshot(subject);
     const before = await readSelection(deps, subject, snapshot.highWater);
@@ -240,7 +260,7 @@ export async function invalidate(
 }
 
 export async function revokeEvent(
-  deps: Deps,
+  deps: AppendDeps,
   subject: string,
   eventId: string,
   reason?: string,
@@ -304,7 +324,7 @@ export function subjectOfArtifact(artifactId: string): string {
  * id; record it CANDIDATE or REJECTED with the full gate report. Nothing generated is readable
  * until it is published. Generation never reads a previous summary.
  */
-export async function generate(deps: Deps, snapshot: Snapshot): Promise<GenerateOutcome> {
+export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<GenerateOutcome> {
   const current = await deps.events.snapshot(snapshot.subject);
   if (snapshot.highWater > current.highWater)
     throw new SnapshotRefusedError(
@@ -377,7 +397,7 @@ function artifactBody(answer: string): unknown {
   }
 }
 
-async function askModel(deps: Deps, snapshot: Snapshot, context: GateContext): Promise<string> {
+async function askModel(deps: GenerateDeps, snapshot: Snapshot, context: GateContext): Promise<string> {
   const controller = new AbortController();
   const timer = setTimeout(
     () =>
@@ -426,7 +446,7 @@ export type PublishOutcome =
  * In shadow mode a passing candidate becomes SHADOW and waits for review instead.
  */
 export async function publish(
-  deps: Deps,
+  deps: PublishDeps,
   artifactId: string,
   options: { approve?: boolean } = {},
 ): Promise<PublishOutcome> {
@@ -452,7 +472,7 @@ export async function publish(
 
 /** The re-check, then the shadow record or the one compare-and-set. */
 async function switchAlias(
-  deps: Deps,
+  deps: PublishDeps,
   manifest: Manifest,
   options: { approve?: boolean },
 ): Promise<PublishOutcome> {
@@ -481,7 +501,7 @@ async function switchAlias(
 }
 
 /** The validity re-check before the switch: same epoch, same valid inputs, same hashes. */
-async function recheckInputs(deps: Deps, manifest: Manifest): Promise<void> {
+async function recheckInputs(deps: PublishDeps, manifest: Manifest): Promise<void> {
   const snapshot = await deps.events.snapshot(manifest.subject);
   if (snapshot.inputEpoch !== manifest.inputEpoch)
     throw new PublishRefusedError(
@@ -509,7 +529,7 @@ export type RunOutcome =
 
 /** The worker: generate, then publish a passing candidate (`approve` publishes even in shadow mode). */
 export async function run(
-  deps: Deps,
+  deps: GenerateDeps & PublishDeps,
   snapshot: Snapshot,
   options: { approve?: boolean } = {},
 ): Promise<RunOutcome> {

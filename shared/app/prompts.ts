@@ -1,19 +1,17 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { sha256 } from "../domain/hashing.ts";
 import type { Prompt } from "./model.ts";
+import { PROMPT_FILES } from "./prompt-files.ts";
 
 export const DEFAULT_PROMPT_VERSION = "consolidate-v1";
 
-/** Loads a versioned prompt file from `prompts/<version>.md`; its hash goes into every manifest. */
-export function loadPrompt(root: string, version: string = DEFAULT_PROMPT_VERSION): Prompt {
+/** A versioned prompt (`prompts/<version>.md`, embedded in bundles); its hash goes into every manifest. */
+export function loadPrompt(version: string = DEFAULT_PROMPT_VERSION): Prompt {
   if (!/^[A-Za-z0-9._-]+$/.test(version))
     throw new Error(`prompt version "${version}" must be a file name such as ${DEFAULT_PROMPT_VERSION}`);
-  let text: string;
-  try {
-    text = readFileSync(join(root, "prompts", `${version}.md`), "utf8");
-  } catch (error) {
-    throw new Error(`no prompt ${version} (prompts/${version}.md)`, { cause: error });
-  }
+  const text = PROMPT_FILES[version];
+  if (text === undefined)
+    throw new Error(
+      `no prompt ${version}; known: ${Object.keys(PROMPT_FILES).sort().join(", ") || "none"} (prompts/<version>.md)`,
+    );
   return { version, text, hash: sha256(text) };
 }

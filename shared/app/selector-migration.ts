@@ -1,5 +1,5 @@
 import { checkEventLog, SELECTOR_VERSION, selectInputs, selectionDifferences } from "../domain/selector.ts";
-import type { Deps } from "./pipeline.ts";
+import type { StoreDeps } from "./pipeline.ts";
 import { invalidate } from "./pipeline.ts";
 
 /**
@@ -22,7 +22,7 @@ export interface SelectorMigration {
 const ATTEMPTS = 5;
 
 export async function adoptCurrentSelector(
-  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
+  deps: Pick<StoreDeps, "events" | "artifacts" | "queue" | "progress">,
   subject: string,
 ): Promise<SelectorMigration | null> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -53,7 +53,7 @@ export async function adoptCurrentSelector(
 
 /** Every subject not yet on the current selector, one after the other. */
 export async function migrateSelectors(
-  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
+  deps: Pick<StoreDeps, "events" | "artifacts" | "queue" | "progress">,
 ): Promise<SelectorMigration[]> {
   const done: SelectorMigration[] = [];
   for (const subject of await deps.events.subjectsNotOn(SELECTOR_VERSION)) {

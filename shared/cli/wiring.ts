@@ -10,8 +10,7 @@ import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../app/prompts.ts";
 import { env } from "../config.ts";
 import { DETERMINISTIC_MODEL } from "../domain/consolidator.ts";
 import { InputError } from "../io/event-file.ts";
-import type { AliasPort, ArtifactStore, EventLog, SettingsPort, SnapshotQueue } from "../ports/store.ts";
-import { packageRoot } from "./package-root.ts";
+import type { Stores } from "../ports/store.ts";
 
 export interface StoreOptions {
   store: "embedded" | "aws";
@@ -20,14 +19,7 @@ export interface StoreOptions {
   mustExist?: boolean;
 }
 
-export interface Stores {
-  events: EventLog;
-  alias: AliasPort;
-  artifacts: ArtifactStore;
-  queue: SnapshotQueue;
-  settings: SettingsPort;
-  close(): void;
-}
+export type { Stores } from "../ports/store.ts";
 
 /** The embedded store under --home (default $MEMGATE_HOME or ./.memgate), or the AWS one. */
 export async function openStores(options: StoreOptions): Promise<Stores> {
@@ -50,7 +42,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   };
 }
 
-/** AWS adapters, loaded only when asked for; endpoints come from the standard SDK variables. */
+/** AWS adapters, loaded only when asked for (their SDK stays out of embedded runs). */
 async function openAwsStores(): Promise<Stores> {
   const table = env.MEMGATE_TABLE;
   const bucket = env.MEMGATE_BUCKET;
@@ -59,35 +51,8 @@ async function openAwsStores(): Promise<Stores> {
     throw new InputError(
       "--store aws needs MEMGATE_TABLE, MEMGATE_BUCKET and MEMGATE_QUEUE_URL (the tenant stack's outputs)",
     );
-  const [
-    { DynamoDBClient },
-    { S3Client },
-    { SQSClient },
-    { DynamoStore },
-    { S3ArtifactStore },
-    { SqsSnapshotQueue },
-  ] = await Promise.all([
-    import("@aws-sdk/client-dynamodb"),
-    import("@aws-sdk/client-s3"),
-    import("@aws-sdk/client-sqs"),
-    import("../adapters/aws/dynamo-store.ts"),
-    import("../adapters/aws/s3-artifacts.ts"),
-    import("../adapters/aws/sqs-queue.ts"),
-  ]);
-  const dynamo = new DynamoDBClient({});
-  const s3 = new S3Client({ forcePathStyle: true });
-  const store = new DynamoStore(dynamo, table);
-  return {
-    events: store,
-    alias: store,
-    artifacts: new S3ArtifactStore(s3, bucket, store),
-    queue: new SqsSnapshotQueue(new SQSClient({}), queueUrl),
-    settings: store,
-    close: () => {
-      dynamo.destroy();
-      s3.destroy();
-    },
-  };
+  const { composeAwsStores } = await import("../adapters/aws/compose.ts");
+  return composeAwsStores({ table, bucket, queueUrl });
 }
 
 export interface PipelineOptions {
@@ -112,7 +77,7 @@ export function pipelineDeps(stores: Stores, options: PipelineOptions): Deps {
   return {
     ...stores,
     model: modelNamed(options.model ?? DETERMINISTIC_MODEL),
-    prompt: loadPrompt(packageRoot(), options.prompt ?? DEFAULT_PROMPT_VERSION),
+    prompt: loadPrompt(options.prompt ?? DEFAULT_PROMPT_VERSION),
     now: () => new Date(),
     newId: () => randomUUID().slice(0, 8),
     failpoints: parseFailpoints(env.MEMGATE_FAILPOINTS),

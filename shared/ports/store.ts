@@ -226,6 +226,16 @@ export interface SettingsPort {
   updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings>;
 }
 
+/** One adapter set, opened: what a composition root (embedded or AWS) hands the use cases. */
+export interface Stores {
+  events: EventLog;
+  alias: AliasPort;
+  artifacts: ArtifactStore;
+  queue: SnapshotQueue;
+  settings: SettingsPort;
+  close(): void;
+}
+
 /** The snapshot message from one consistent read of a subject's clock and alias. */
 /** How listings show a record: STALE when marked, else its lifecycle status (CONTRACT §5). */
 export function shownStatus(record: Pick<ArtifactRecord, "status" | "stale">): ArtifactStatus | "STALE" {

@@ -1,0 +1,38 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import type { Stores } from "../../ports/store.ts";
+import { DynamoStore } from "./dynamo-store.ts";
+import { S3ArtifactStore } from "./s3-artifacts.ts";
+import { SqsSnapshotQueue } from "./sqs-queue.ts";
+
+/** Where one tenant's resources are: the stack's outputs. */
+export interface AwsStoresConfig {
+  table: string;
+  bucket: string;
+  queueUrl: string;
+}
+
+/**
+ * The AWS composition root: the tenant's DynamoDB table, S3 bucket and SQS queue behind the
+ * storage ports. Endpoints, region and credentials come from the standard SDK settings
+ * (AWS_ENDPOINT_URL_DYNAMODB, _S3, _SQS for local engines). Imports nothing of the embedded store.
+ */
+export function composeAwsStores(config: AwsStoresConfig): Stores {
+  const dynamo = new DynamoDBClient({});
+  const s3 = new S3Client({ forcePathStyle: true });
+  const sqs = new SQSClient({});
+  const store = new DynamoStore(dynamo, config.table);
+  return {
+    events: store,
+    alias: store,
+    artifacts: new S3ArtifactStore(s3, config.bucket, store),
+    queue: new SqsSnapshotQueue(sqs, config.queueUrl),
+    settings: store,
+    close: () => {
+      dynamo.destroy();
+      s3.destroy();
+      sqs.destroy();
+    },
+  };
+}

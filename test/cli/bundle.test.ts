@@ -1,0 +1,29 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { sha256 } from "../../shared/domain/hashing.ts";
+import { memgate } from "../support/cli.ts";
+
+describe("the command line bundle", () => {
+  it("carries every prompt inline: no prompts/ folder is read, and the manifest's hash is the file's", async () => {
+    const { ensureBundle } = await import("../../scripts/bundle.mjs");
+    const folder = dirname(await ensureBundle());
+    const bundle = readdirSync(folder)
+      .filter((name) => name.endsWith(".mjs"))
+      .map((name) => readFileSync(join(folder, name), "utf8"))
+      .join("\n");
+    expect(bundle).not.toContain("readPromptFiles");
+    const home = mkdtempSync(join(tmpdir(), "memgate-bundle-"));
+    const events = join(home, "events.jsonl");
+    writeFileSync(events, `${JSON.stringify({ eventId: "m-1", kind: "fact", text: "Budget is 5 USD." })}\n`);
+    expect((await memgate(["append", "alex", events, "--home", home])).code).toBe(0);
+    expect((await memgate(["consolidate", "alex", "--home", home])).code).toBe(0);
+    const [manifestName] = readdirSync(join(home, "manifests", "alex"));
+    const manifest = JSON.parse(
+      readFileSync(join(home, "manifests", "alex", manifestName as string), "utf8"),
+    );
+    const file = readFileSync(join(import.meta.dirname, "../../prompts/consolidate-v1.md"), "utf8");
+    expect(manifest.promptHash).toBe(sha256(file));
+  });
+});
