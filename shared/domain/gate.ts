@@ -1,35 +1,32 @@
-import { z } from "zod";
 import { positionKey } from "./conflicts.ts";
-import { canonicalDate } from "./dates.ts";
+import {
+  type AssertionEntry,
+  buildGateContext,
+  type ConflictEntry,
+  type GateContext,
+} from "./gate-context.ts";
+import { type GateReason, type GateReasonCode, type GateReport, reason, report } from "./gate-report.ts";
 import { canonicalJson } from "./hashing.ts";
-import type { Mention } from "./mentions.ts";
 import { extractMentions, mentionKey, monthDayOf } from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
-import { contributesMentions, eventMentions, mustPreserveSet } from "./must-preserve.ts";
-import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
+import { contributesMentions, eventMentions } from "./must-preserve.ts";
 import type {
   Claim,
   ConsolidationOutput,
   PendingItem,
-  Polarity,
   SequencedEvent,
   TrustPolicy,
   ValueData,
 } from "./schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "./schemas.ts";
-import type { Conflict, InvalidReason, Selection } from "./selector.ts";
-import {
-  checkEventLog,
-  compareStrings,
-  isOpenTask,
-  isTextOnly,
-  KeyScopeMap,
-  keyScope,
-  selectInputs,
-} from "./selector.ts";
+import type { InvalidReason } from "./selector.ts";
+import { checkEventLog, compareStrings, isOpenTask, isTextOnly, keyScope, selectInputs } from "./selector.ts";
 import { parseStrictJson } from "./strict-json.ts";
 import { countTokens } from "./tokens.ts";
 import { canonicalValue, describeValue } from "./values.ts";
+
+export * from "./gate-context.ts";
+export * from "./gate-report.ts";
 
 /**
  * The loss gate (CONTRACT §4, §4a). Deterministic: parse the candidate, then check every
@@ -37,207 +34,6 @@ import { canonicalValue, describeValue } from "./values.ts";
  * report every applicable reason with its stable code. Linear in inputs plus candidate: each check
  * is a lookup in an index built once per snapshot, never a scan inside a scan.
  */
-
-export const GATE_REASON_CODES = [
-  "schema-invalid",
-  "missing",
-  "value-changed",
-  "polarity-flipped",
-  "provenance-missing",
-  "unsupported-claim",
-  "unknown-source",
-  "conflict-missing",
-  "conflict-invented",
-  "conflict-settled",
-  "pending-missing",
-  "summary-foreign-token",
-  "over-budget",
-] as const;
-export type GateReasonCode = (typeof GATE_REASON_CODES)[number];
-
-/** The gate's report, as the contract prints it with --json; a schema, since stores keep it. */
-export const GateReason = z.object({
-  code: z.enum(GATE_REASON_CODES),
-  key: z.string().nullable(),
-  scope: z.string().nullable(),
-  eventId: z.string().nullable(),
-  detail: z.string(),
-});
-export type GateReason = z.infer<typeof GateReason>;
-
-const count = z.number().int().nonnegative();
-export const GateStats = z.object({
-  events: count,
-  validInputs: count,
-  mustPreserve: count,
-  conflicts: count,
-  openTasks: count,
-  claims: count,
-  pending: count,
-  coldRefs: count,
-  tokens: count.nullable(),
-  budget: count.nullable(),
-});
-export type GateStats = z.infer<typeof GateStats>;
-
-export const GateReport = z.object({
-  verdict: z.enum(["pass", "reject"]),
-  reasons: z.array(GateReason),
-  stats: GateStats,
-  /** A compact report (an artifact record's copy) lists the first reasons and counts the rest. */
-  omittedReasons: count.optional(),
-  reasonCounts: z.partialRecord(z.enum(GATE_REASON_CODES), count).optional(),
-});
-export type GateReport = z.infer<typeof GateReport>;
-
-/** How many reasons an artifact record keeps; the full report is stored beside the artifact. */
-export const RECORD_REASONS = 25;
-
-/**
- * The report as a record keeps it: the verdict, the stats, the first `limit` reasons and a count
- * per code. A rejected answer on a big log can hold thousands of reasons; a DynamoDB item cannot.
- */
-export function compactReport(report: GateReport, limit = RECORD_REASONS): GateReport {
-  if (report.reasons.length <= limit) return report;
-  const reasonCounts: Partial<Record<GateReasonCode, number>> = {};
-  for (const reason of report.reasons) reasonCounts[reason.code] = (reasonCounts[reason.code] ?? 0) + 1;
-  return {
-    ...report,
-    reasons: report.reasons.slice(0, limit).map((r) => ({ ...r, detail: r.detail.slice(0, 500) })),
-    omittedReasons: report.reasons.length - limit,
-    reasonCounts,
-  };
-}
-
-interface AssertionEntry {
-  key: string;
-  scope: string;
-  valueKey: string;
-  value: ValueData;
-  polarity: Polarity;
-  /** The must-preserve item this assertion is, if it is one. */
-  item: MustPreserveItem | null;
-}
-
-interface ConflictEntry extends Conflict {
-  /** Each contradicting (polarity, value) by its position id, with one member that holds it. */
-  contradicting: Map<string, { value: ValueData; valueKey: string; polarity: Polarity; eventId: string }>;
-}
-
-/** What numbers, dates and ids the valid inputs hold (CONTRACT §4a, foreign tokens). */
-interface HeldTokens {
-  unitNumbers: Set<string>;
-  numbers: Set<string>;
-  dates: Set<string>;
-  ids: Set<string>;
-}
-
-/**
- * Everything the gate needs about one snapshot's inputs, indexed once. Build it once and check
- * any number of candidates against it (the pipeline checks exactly one; tests check many).
- */
-export interface GateContext {
-  selection: Selection;
-  eventCount: number;
-  mustPreserve: MustPreserveItem[];
-  eventsById: Map<string, SequencedEvent>;
-  /** Each valid event's assertions (at most 64 each), with canonical value keys. */
-  assertionsByEvent: Map<string, AssertionEntry[]>;
-  /** (key, scope) → `${polarity}\0${valueKey}` → the valid events asserting exactly that. */
-  holdersByKeyScope: KeyScopeMap<Map<string, string[]>>;
-  conflictsByKeyScope: KeyScopeMap<ConflictEntry>;
-  held: HeldTokens;
-}
-
-/** Indexes a selection for the gate. `eventCount` is the size of the whole log (for the stats). */
-export function buildGateContext(selection: Selection, eventCount: number): GateContext {
-  const eventsById = new Map<string, SequencedEvent>();
-  const assertionsByEvent = new Map<string, AssertionEntry[]>();
-  const holdersByKeyScope = new KeyScopeMap<Map<string, string[]>>();
-  const held: HeldTokens = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
-  const mustPreserve = mustPreserveSet(selection);
-  const mustPreserveById = new Map(mustPreserve.map((item) => [item.itemId, item]));
-  for (const event of selection.validInputs) {
-    eventsById.set(event.eventId, event);
-    held.ids.add(event.eventId);
-    holdMentions(held, eventMentions(event).mentions);
-    const entries = (event.assertions ?? []).map((assertion, index): AssertionEntry => {
-      const valueKey = canonicalValue(assertion.value);
-      const holders = holdersByKeyScope.upsert(assertion.key, assertion.scope, () => new Map());
-      const position = positionKey(assertion.polarity, valueKey);
-      const eventIds = holders.get(position);
-      if (!eventIds) holders.set(position, [event.eventId]);
-      else if (eventIds[eventIds.length - 1] !== event.eventId) eventIds.push(event.eventId);
-      holdValue(held, assertion.value);
-      holdMentions(held, extractMentions(assertion.key).mentions);
-      holdMentions(held, extractMentions(assertion.scope).mentions);
-      return {
-        key: assertion.key,
-        scope: assertion.scope,
-        valueKey,
-        value: assertion.value,
-        polarity: assertion.polarity,
-        item: mustPreserveById.get(`${event.eventId}#${index}`) ?? null,
-      };
-    });
-    assertionsByEvent.set(event.eventId, entries);
-  }
-  const conflictsByKeyScope = new KeyScopeMap<ConflictEntry>();
-  for (const conflict of selection.conflicts) {
-    const positions: ConflictEntry["contradicting"] = new Map();
-    for (const position of conflict.positions)
-      positions.set(positionKey(position.polarity, position.valueKey), {
-        value: position.value,
-        valueKey: position.valueKey,
-        polarity: position.polarity,
-        eventId: position.holders[0] ?? conflict.members[0] ?? "",
-      });
-    conflictsByKeyScope.set(conflict.key, conflict.scope, { ...conflict, contradicting: positions });
-  }
-  return {
-    selection,
-    eventCount,
-    mustPreserve,
-    eventsById,
-    assertionsByEvent,
-    holdersByKeyScope,
-    conflictsByKeyScope,
-    held,
-  };
-}
-
-function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
-  for (const mention of mentions) {
-    if (mention.kind === "number") {
-      held.numbers.add(mention.number);
-      if (mention.hasUnit) held.unitNumbers.add(mention.key);
-    } else if (mention.kind === "date") holdDate(held, mention.key);
-    else held.ids.add(mention.key);
-  }
-}
-
-function holdDate(held: HeldTokens, key: string): void {
-  held.dates.add(key);
-  const monthDay = monthDayOf(key);
-  if (monthDay !== null) held.dates.add(monthDay);
-}
-
-function holdValue(held: HeldTokens, value: ValueData): void {
-  if ("quantity" in value) {
-    const quantity = canonicalQuantity(parseDecimal(value.quantity), value.unit);
-    held.numbers.add(quantity.number);
-    held.unitNumbers.add(quantityKey(quantity));
-  } else if ("date" in value) {
-    const key = canonicalDate(value.date);
-    if (key !== null) holdDate(held, key);
-  } else if ("text" in value) holdMentions(held, extractMentions(value.text).mentions);
-  else if ("entity" in value) {
-    held.ids.add(value.entity);
-    holdMentions(held, extractMentions(value.entity).mentions);
-  } else if ("scopes" in value)
-    for (const scope of value.scopes) holdMentions(held, extractMentions(scope).mentions);
-}
-
 export interface GateOptions {
   /** Token budget for the candidate's canonical JSON without coldRefs; no check when absent. */
   budget?: number;
@@ -318,54 +114,6 @@ export function gateChecklist(
 export function budgetTokens(raw: unknown): number {
   const { coldRefs: _coldRefs, ...rest } = raw as Record<string, unknown>;
   return countTokens(canonicalJson(rest));
-}
-
-function reason(
-  code: GateReasonCode,
-  key: string | null,
-  scope: string | null,
-  eventId: string | null,
-  detail: string,
-): GateReason {
-  return { code, key, scope, eventId, detail };
-}
-
-function report(
-  context: GateContext,
-  reasons: GateReason[],
-  output: ConsolidationOutput | null,
-  options: GateOptions,
-  tokens: number | null = null,
-): GateReport {
-  const unique = new Map<string, GateReason>();
-  for (const item of reasons) {
-    const id = `${item.code}\u0000${item.eventId}\u0000${item.key}\u0000${item.scope}\u0000${item.detail}`;
-    if (!unique.has(id)) unique.set(id, item);
-  }
-  const sorted = [...unique.values()].sort(
-    (a, b) =>
-      GATE_REASON_CODES.indexOf(a.code) - GATE_REASON_CODES.indexOf(b.code) ||
-      compareStrings(a.eventId ?? "", b.eventId ?? "") ||
-      compareStrings(a.key ?? "", b.key ?? "") ||
-      compareStrings(a.scope ?? "", b.scope ?? "") ||
-      compareStrings(a.detail, b.detail),
-  );
-  return {
-    verdict: sorted.length === 0 ? "pass" : "reject",
-    reasons: sorted,
-    stats: {
-      events: context.eventCount,
-      validInputs: context.selection.validInputs.length,
-      mustPreserve: context.mustPreserve.length,
-      conflicts: context.selection.conflicts.length,
-      openTasks: context.selection.validInputs.filter(isOpenTask).length,
-      claims: output?.claims.length ?? 0,
-      pending: output?.pending.length ?? 0,
-      coldRefs: output?.coldRefs.length ?? 0,
-      tokens,
-      budget: options.budget ?? null,
-    },
-  };
 }
 
 const INVALID_WORDS: Record<InvalidReason, string> = {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
@@ -14,21 +13,13 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
-import { keyScope, positionId } from "../../domain/conflicts.ts";
-import { GateReport } from "../../domain/gate.ts";
 import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
-import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "../../domain/validity.ts";
-import {
-  AlreadyWrittenError,
-  PublishRefusedError,
-  StoreContentionError,
-  translatePlanError,
-} from "../../ports/errors.ts";
+import { TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion } from "../../domain/validity.ts";
+import { AlreadyWrittenError, StoreContentionError, translatePlanError } from "../../ports/errors.ts";
 import type {
   AliasPort,
   AliasState,
@@ -43,6 +34,29 @@ import type {
 } from "../../ports/store.ts";
 import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
 
+import {
+  ALIAS,
+  AliasItem,
+  APPEND_ATTEMPTS,
+  artifactSk,
+  CLOCK,
+  chunkForTransactions,
+  clockOf,
+  EventItem,
+  eventSk,
+  IndexItem,
+  indexHolders,
+  indexSk,
+  pk,
+  publishRefusal,
+  recordOf,
+  SETTINGS_KEY,
+  SettingsItem,
+  TABLE_KEYS,
+} from "./dynamo-items.ts";
+
+export { chunkForTransactions, publishRefusal, TABLE_KEYS } from "./dynamo-items.ts";
+
 /**
  * The DynamoDB adapter: one table per tenant, pk = `S#<subject>`.
  *   CLOCK {highWater, inputEpoch, policy, selector} · ALIAS {artifactId, sourceEpoch, coversThrough}
@@ -52,76 +66,6 @@ import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
  * Appends are TransactWriteItems fenced on the clock they read (a concurrent append cancels ours and
  * we plan again); a publish is exactly one TransactWriteItems; a snapshot exactly one TransactGetItems.
  */
-
-export const TABLE_KEYS = {
-  partition: "pk",
-  sort: "sk",
-  sequenceIndex: "bySequence",
-  sequence: "seq",
-  /** Present on a CLOCK item (its pk) only while the subject may need a rebuild: a sparse index. */
-  rebuildCheck: "rebuildCheck",
-  rebuildCheckIndex: "byRebuildCheck",
-} as const;
-
-/** DynamoDB's bound on one TransactWriteItems: 100 items, 4 MB (we keep a margin on size). */
-const MAX_TRANSACTION_ITEMS = 100;
-const MAX_TRANSACTION_BYTES = 3_500_000;
-const APPEND_ATTEMPTS = 8;
-
-const pk = (subject: string) => `S#${subject}`;
-const CLOCK = "CLOCK";
-const ALIAS = "ALIAS";
-const eventSk = (eventId: string) => `E#${eventId}`;
-const artifactSk = (artifactId: string) => `A#${artifactId}`;
-const indexSk = (key: string, scope: string) =>
-  `K#${createHash("sha256").update(keyScope(key, scope)).digest("hex")}`;
-
-/** The tenant's switches: one item, outside every subject's partition. */
-const SETTINGS_KEY = { pk: "TENANT", sk: "SETTINGS" };
-const SettingsItem = z.object({
-  publishMode: z.enum(["live", "shadow"]),
-  recallBypass: z.boolean(),
-  rebuildAfterEvents: z.number().int().positive().default(DEFAULT_SETTINGS.rebuildAfterEvents),
-});
-
-const ClockItem = z.object({
-  highWater: z.number().int().nonnegative(),
-  inputEpoch: z.number().int().nonnegative(),
-  policy: z.string().optional(),
-  selector: z.string().optional(),
-});
-const AliasItem = z.object({
-  artifactId: z.string(),
-  sourceEpoch: z.number().int(),
-  coversThrough: z.number().int(),
-});
-const EventItem = z.object({
-  sk: z.string(),
-  seq: z.number().int().positive(),
-  hash: z.string(),
-  body: z.string(),
-  actors: z.array(z.string()).default([]),
-});
-const IndexItem = z.object({
-  key: z.string(),
-  scope: z.string(),
-  position: z.string().optional(),
-  holder: z.string().optional(),
-  /** The pre-split form: every position's holders in one item. */
-  positions: z.record(z.string(), z.array(z.string())).optional(),
-});
-const ArtifactItem = z.object({
-  subject: z.string(),
-  artifactId: z.string(),
-  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "ABANDONED"]),
-  stale: z.boolean().default(false),
-  coversThrough: z.number().int(),
-  inputEpoch: z.number().int(),
-  parentArtifactId: z.string().nullable(),
-  inputRoot: z.string(),
-  gate: z.string(),
-  createdAt: z.string(),
-});
 
 export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   readonly doc: DynamoDBDocumentClient;
@@ -836,148 +780,4 @@ function learnFromPlan(known: KnownState, plan: AppendPlan): void {
       record.actors = [...record.actors, ...actors];
   }
   for (const entry of plan.index) known.index.set(indexSk(entry.key, entry.scope), entry);
-}
-
-function clockOf(
-  item: Record<string, unknown> | undefined,
-): Clock & { policy: TrustPolicy; selector: SelectorVersion } {
-  if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY, selector: SELECTOR_VERSION };
-  const clock = ClockItem.parse(item);
-  return {
-    highWater: clock.highWater,
-    inputEpoch: clock.inputEpoch,
-    policy: clock.policy ? TrustPolicySchema.parse(JSON.parse(clock.policy)) : DEFAULT_TRUST_POLICY,
-    selector: selectorNamed(clock.selector),
-  };
-}
-
-function recordOf(raw: Record<string, unknown>): ArtifactRecord {
-  const item = ArtifactItem.parse(raw);
-  return {
-    subject: item.subject,
-    artifactId: item.artifactId,
-    status: item.status,
-    stale: item.stale,
-    coversThrough: item.coversThrough,
-    inputEpoch: item.inputEpoch,
-    parentArtifactId: item.parentArtifactId,
-    inputRoot: item.inputRoot,
-    gate: GateReport.parse(JSON.parse(item.gate)),
-    createdAt: item.createdAt,
-  };
-}
-
-/**
- * Splits a batch into chunks that each fit one TransactWriteItems: per event its Put, an Update per
- * linked older event, plus the conflict index entries the chunk touches and the clock.
- */
-/** The index items of new events: one per distinct (key, scope, position) an event asserts. */
-function indexHolders(events: readonly SequencedEvent[]) {
-  return events.flatMap((event) => {
-    const seen = new Set<string>();
-    return (event.assertions ?? []).flatMap((assertion) => {
-      const position = positionId(assertion.polarity, assertion.value);
-      const sk = `${indexSk(assertion.key, assertion.scope)}#${String(event.sequence).padStart(12, "0")}#${position}`;
-      if (seen.has(sk)) return [];
-      seen.add(sk);
-      return [{ sk, key: assertion.key, scope: assertion.scope, position, holder: event.eventId }];
-    });
-  });
-}
-
-/** Bytes an index item costs a transaction: its keys and names, generously. */
-const INDEX_ITEM_OVERHEAD = 256;
-
-/**
- * Splits a batch into chunks that each fit one TransactWriteItems: at most 100 items (the clock,
- * each event, each update of an older event it revokes or supersedes, each index item) and 4 MB
- * (event bodies are counted twice, as stored text and as sent; index items with their keys).
- */
-export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEvent[][] {
-  const chunks: MemoryEvent[][] = [];
-  let chunk: MemoryEvent[] = [];
-  let items = 1;
-  let bytes = 0;
-  for (const event of events) {
-    const positions = new Set(
-      (event.assertions ?? []).map((a) => JSON.stringify([a.key, a.scope, a.polarity, a.value])),
-    );
-    const indexBytes = (event.assertions ?? []).reduce(
-      (sum, a) => sum + 2 * (a.key.length + a.scope.length) + INDEX_ITEM_OVERHEAD,
-      0,
-    );
-    const cost = 1 + (event.revokes?.length ?? 0) + (event.supersedes?.length ?? 0) + positions.size;
-    const size = JSON.stringify(event).length * 2 + indexBytes;
-    if (chunk.length > 0 && (items + cost > MAX_TRANSACTION_ITEMS || bytes + size > MAX_TRANSACTION_BYTES)) {
-      chunks.push(chunk);
-      chunk = [];
-      items = 1;
-      bytes = 0;
-    }
-    chunk.push(event);
-    items += cost;
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
-
-/** Maps a cancelled switch transaction to the condition that failed (in TransactItems order). */
-export function publishRefusal(error: unknown, request: PublishRequest): unknown {
-  if (!(error instanceof TransactionCanceledException)) return error;
-  const reasons = error.CancellationReasons ?? [];
-  const code = (index: number) => reasons[index]?.Code;
-  if (reasons.some((reason) => reason.Code === "TransactionConflict"))
-    return new StoreContentionError(`publish of ${request.artifactId} met a concurrent transaction`, {
-      cause: error,
-    });
-  if (code(0) === "ConditionalCheckFailed") {
-    const epoch = reasons[0]?.Item?.inputEpoch?.N;
-    const highWater = reasons[0]?.Item?.highWater?.N;
-    if (Number(epoch) === request.inputEpoch)
-      return new PublishRefusedError(
-        "beyond-log",
-        `the artifact covers through ${request.newCoversThrough}, but the log ends at ${highWater ?? 0}`,
-        { cause: error },
-      );
-    return new PublishRefusedError(
-      "epoch-moved",
-      `the clock is at epoch ${epoch ?? "?"}, the artifact was built at ${request.inputEpoch}`,
-      { cause: error },
-    );
-  }
-  if (code(1) === "ConditionalCheckFailed") {
-    const old = reasons[1]?.Item;
-    const expected = request.expectedAlias;
-    const sameParent =
-      old !== undefined &&
-      expected !== null &&
-      old.artifactId?.S === expected.parentArtifactId &&
-      Number(old.sourceEpoch?.N) === expected.sourceEpoch &&
-      Number(old.coversThrough?.N) === expected.coversThrough;
-    if (sameParent)
-      return new PublishRefusedError(
-        "coverage-decrease",
-        `coverage would go from ${old?.coversThrough?.N} back to ${request.newCoversThrough}`,
-        { cause: error },
-      );
-    return new PublishRefusedError(
-      "alias-moved",
-      `the alias is ${old ? `${old.artifactId?.S}@${old.sourceEpoch?.N}/${old.coversThrough?.N}` : "unset"}, the snapshot expected ${expected ? `${expected.parentArtifactId}@${expected.sourceEpoch}/${expected.coversThrough}` : "none"}`,
-      { cause: error },
-    );
-  }
-  if (code(2) === "ConditionalCheckFailed")
-    return new PublishRefusedError(
-      "artifact-not-publishable",
-      `${request.artifactId} is not a CANDIDATE or SHADOW artifact of ${request.subject}`,
-      { cause: error },
-    );
-  if (code(3) === "ConditionalCheckFailed")
-    return new PublishRefusedError(
-      "parent-moved",
-      `${request.expectedAlias?.parentArtifactId} is no longer PUBLISHED`,
-      { cause: error },
-    );
-  return error;
 }

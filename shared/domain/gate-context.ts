@@ -1,0 +1,147 @@
+import { positionKey } from "./conflicts.ts";
+import { canonicalDate } from "./dates.ts";
+import type { Mention } from "./mentions.ts";
+import { extractMentions, monthDayOf } from "./mentions.ts";
+import type { MustPreserveItem } from "./must-preserve.ts";
+import { eventMentions, mustPreserveSet } from "./must-preserve.ts";
+import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
+import type { Polarity, SequencedEvent, ValueData } from "./schemas.ts";
+import type { Conflict, Selection } from "./selector.ts";
+import { KeyScopeMap } from "./selector.ts";
+import { canonicalValue } from "./values.ts";
+
+/**
+ * The gate's context: everything it needs about one snapshot's inputs, indexed once (each valid
+ * event's assertions, the holders of every exact position, the conflicts and their contradicting
+ * positions, the tokens the inputs hold). Built once per snapshot, checked against any number of
+ * candidates.
+ */
+
+export interface AssertionEntry {
+  key: string;
+  scope: string;
+  valueKey: string;
+  value: ValueData;
+  polarity: Polarity;
+  /** The must-preserve item this assertion is, if it is one. */
+  item: MustPreserveItem | null;
+}
+
+export interface ConflictEntry extends Conflict {
+  /** Each contradicting (polarity, value) by its position id, with one member that holds it. */
+  contradicting: Map<string, { value: ValueData; valueKey: string; polarity: Polarity; eventId: string }>;
+}
+
+/** What numbers, dates and ids the valid inputs hold (CONTRACT §4a, foreign tokens). */
+export interface HeldTokens {
+  unitNumbers: Set<string>;
+  numbers: Set<string>;
+  dates: Set<string>;
+  ids: Set<string>;
+}
+
+/**
+ * Everything the gate needs about one snapshot's inputs, indexed once. Build it once and check
+ * any number of candidates against it (the pipeline checks exactly one; tests check many).
+ */
+export interface GateContext {
+  selection: Selection;
+  eventCount: number;
+  mustPreserve: MustPreserveItem[];
+  eventsById: Map<string, SequencedEvent>;
+  /** Each valid event's assertions (at most 64 each), with canonical value keys. */
+  assertionsByEvent: Map<string, AssertionEntry[]>;
+  /** (key, scope) → `${polarity}\0${valueKey}` → the valid events asserting exactly that. */
+  holdersByKeyScope: KeyScopeMap<Map<string, string[]>>;
+  conflictsByKeyScope: KeyScopeMap<ConflictEntry>;
+  held: HeldTokens;
+}
+
+/** Indexes a selection for the gate. `eventCount` is the size of the whole log (for the stats). */
+export function buildGateContext(selection: Selection, eventCount: number): GateContext {
+  const eventsById = new Map<string, SequencedEvent>();
+  const assertionsByEvent = new Map<string, AssertionEntry[]>();
+  const holdersByKeyScope = new KeyScopeMap<Map<string, string[]>>();
+  const held: HeldTokens = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  const mustPreserve = mustPreserveSet(selection);
+  const mustPreserveById = new Map(mustPreserve.map((item) => [item.itemId, item]));
+  for (const event of selection.validInputs) {
+    eventsById.set(event.eventId, event);
+    held.ids.add(event.eventId);
+    holdMentions(held, eventMentions(event).mentions);
+    const entries = (event.assertions ?? []).map((assertion, index): AssertionEntry => {
+      const valueKey = canonicalValue(assertion.value);
+      const holders = holdersByKeyScope.upsert(assertion.key, assertion.scope, () => new Map());
+      const position = positionKey(assertion.polarity, valueKey);
+      const eventIds = holders.get(position);
+      if (!eventIds) holders.set(position, [event.eventId]);
+      else if (eventIds[eventIds.length - 1] !== event.eventId) eventIds.push(event.eventId);
+      holdValue(held, assertion.value);
+      holdMentions(held, extractMentions(assertion.key).mentions);
+      holdMentions(held, extractMentions(assertion.scope).mentions);
+      return {
+        key: assertion.key,
+        scope: assertion.scope,
+        valueKey,
+        value: assertion.value,
+        polarity: assertion.polarity,
+        item: mustPreserveById.get(`${event.eventId}#${index}`) ?? null,
+      };
+    });
+    assertionsByEvent.set(event.eventId, entries);
+  }
+  const conflictsByKeyScope = new KeyScopeMap<ConflictEntry>();
+  for (const conflict of selection.conflicts) {
+    const positions: ConflictEntry["contradicting"] = new Map();
+    for (const position of conflict.positions)
+      positions.set(positionKey(position.polarity, position.valueKey), {
+        value: position.value,
+        valueKey: position.valueKey,
+        polarity: position.polarity,
+        eventId: position.holders[0] ?? conflict.members[0] ?? "",
+      });
+    conflictsByKeyScope.set(conflict.key, conflict.scope, { ...conflict, contradicting: positions });
+  }
+  return {
+    selection,
+    eventCount,
+    mustPreserve,
+    eventsById,
+    assertionsByEvent,
+    holdersByKeyScope,
+    conflictsByKeyScope,
+    held,
+  };
+}
+
+function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
+  for (const mention of mentions) {
+    if (mention.kind === "number") {
+      held.numbers.add(mention.number);
+      if (mention.hasUnit) held.unitNumbers.add(mention.key);
+    } else if (mention.kind === "date") holdDate(held, mention.key);
+    else held.ids.add(mention.key);
+  }
+}
+
+function holdDate(held: HeldTokens, key: string): void {
+  held.dates.add(key);
+  const monthDay = monthDayOf(key);
+  if (monthDay !== null) held.dates.add(monthDay);
+}
+
+function holdValue(held: HeldTokens, value: ValueData): void {
+  if ("quantity" in value) {
+    const quantity = canonicalQuantity(parseDecimal(value.quantity), value.unit);
+    held.numbers.add(quantity.number);
+    held.unitNumbers.add(quantityKey(quantity));
+  } else if ("date" in value) {
+    const key = canonicalDate(value.date);
+    if (key !== null) holdDate(held, key);
+  } else if ("text" in value) holdMentions(held, extractMentions(value.text).mentions);
+  else if ("entity" in value) {
+    held.ids.add(value.entity);
+    holdMentions(held, extractMentions(value.entity).mentions);
+  } else if ("scopes" in value)
+    for (const scope of value.scopes) holdMentions(held, extractMentions(scope).mentions);
+}
