@@ -1,18 +1,14 @@
-import { createRequire } from "node:module";
-import type { Tiktoken as TiktokenType } from "js-tiktoken/lite";
+import { Tiktoken } from "js-tiktoken/lite";
+import cl100k from "js-tiktoken/ranks/cl100k_base";
 
 /**
- * The budget's tokenizer (CONTRACT §4a: cl100k_base). Its rank table is over a megabyte, so it is
- * loaded on the first count, not when memgate starts: most runs never check a budget.
+ * The budget's tokenizer (CONTRACT §4a: cl100k_base). The rank table is imported statically, so
+ * a bundle (a Lambda's) carries it and needs no file beside it; importing it costs ~10 ms (it is
+ * one string), while building the encoder from it is the expensive part, done on the first count.
  */
-const require = createRequire(import.meta.url);
-let encoder: TiktokenType | undefined;
+let encoder: Tiktoken | undefined;
 
 export function countTokens(text: string): number {
-  if (!encoder) {
-    const { Tiktoken } = require("js-tiktoken/lite") as typeof import("js-tiktoken/lite");
-    const ranks = require("js-tiktoken/ranks/cl100k_base") as { default?: unknown } & Record<string, unknown>;
-    encoder = new Tiktoken((ranks.default ?? ranks) as ConstructorParameters<typeof Tiktoken>[0]);
-  }
+  encoder ??= new Tiktoken(cl100k);
   return encoder.encode(text).length;
 }

@@ -26,4 +26,21 @@ describe("the command line bundle", () => {
     const file = readFileSync(join(import.meta.dirname, "../../prompts/consolidate-v1.md"), "utf8");
     expect(manifest.promptHash).toBe(sha256(file));
   });
+
+  it("bundles the tokenizer's rank table: a bundle counts tokens with no node_modules beside it", async () => {
+    const { build } = await import("esbuild");
+    const folder = mkdtempSync(join(tmpdir(), "memgate-tokens-"));
+    await build({
+      entryPoints: [join(import.meta.dirname, "../../shared/domain/tokens.ts")],
+      bundle: true,
+      outfile: join(folder, "tokens.mjs"),
+      format: "esm",
+      platform: "node",
+      logLevel: "error",
+    });
+    const { countTokens } = (await import(join(folder, "tokens.mjs"))) as {
+      countTokens: (text: string) => number;
+    };
+    expect(countTokens("Budget for alpha is 12,500 USD.")).toBeGreaterThan(5);
+  });
 });
