@@ -9,6 +9,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   ScanCommand,
+  type ScanCommandInput,
   TransactGetCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -460,56 +461,54 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     expected: Clock,
     moveEpoch: boolean,
   ): Promise<Clock | null> {
-    const next = { highWater: expected.highWater, inputEpoch: expected.inputEpoch + (moveEpoch ? 1 : 0) };
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: pk(subject), sk: CLOCK },
-          UpdateExpression: `SET policy = :p, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
-          ConditionExpression:
-            "(attribute_not_exists(pk) AND :h0 = :zero AND :e0 = :zero) OR (highWater = :h0 AND inputEpoch = :e0)",
-          ExpressionAttributeValues: {
-            ...(moveEpoch ? { ":pk": pk(subject) } : {}),
-            ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
-            ":e": next.inputEpoch,
-            ":h": next.highWater,
-            ":h0": expected.highWater,
-            ":e0": expected.inputEpoch,
-            ":zero": 0,
-          },
-        }),
-      );
-      return next;
-    } catch (error) {
-      if (error instanceof Error && error.name === "ConditionalCheckFailedException") return null;
-      throw error;
-    }
+    const changed = await this.updateClockIf(subject, expected, moveEpoch, "policy = :p", {
+      ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
+    });
+    return changed
+      ? { highWater: expected.highWater, inputEpoch: expected.inputEpoch + (moveEpoch ? 1 : 0) }
+      : null;
   }
 
   async selectorVersion(subject: string): Promise<SelectorVersion> {
     return (await this.readClock(subject)).selector;
   }
 
-  async adoptSelector(
+  adoptSelector(
     subject: string,
     version: SelectorVersion,
     expected: Clock,
     moveEpoch: boolean,
+  ): Promise<boolean> {
+    return this.updateClockIf(subject, expected, moveEpoch, "selector = :v", { ":v": version });
+  }
+
+  /**
+   * Sets `assignment` on the clock only if it still equals `expected` (or is absent while expected
+   * is the zero clock), moving the epoch by one when `moveEpoch` (and marking the subject for the
+   * sweep then); false when the clock moved meanwhile.
+   */
+  private async updateClockIf(
+    subject: string,
+    expected: Clock,
+    moveEpoch: boolean,
+    assignment: string,
+    values: Record<string, unknown>,
   ): Promise<boolean> {
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: pk(subject), sk: CLOCK },
-          UpdateExpression: `SET selector = :v, inputEpoch = :e${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
-          ConditionExpression: "highWater = :h0 AND inputEpoch = :e0",
+          UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
+          ConditionExpression:
+            "(attribute_not_exists(pk) AND :h = :zero AND :e0 = :zero) OR (highWater = :h AND inputEpoch = :e0)",
           ExpressionAttributeValues: {
+            ...values,
             ...(moveEpoch ? { ":pk": pk(subject) } : {}),
-            ":v": version,
             ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
-            ":h0": expected.highWater,
+            ":h": expected.highWater,
             ":e0": expected.inputEpoch,
+            ":zero": 0,
           },
         }),
       );
@@ -521,14 +520,21 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   }
 
   /** A scan of the sparse index: only the clocks changed since they were last checked. */
-  async subjectsToCheck(_rebuildAfterEvents: number): Promise<string[]> {
+  subjectsToCheck(_rebuildAfterEvents: number): Promise<string[]> {
+    return this.scanSubjects({ IndexName: TABLE_KEYS.rebuildCheckIndex });
+  }
+
+  /** The subjects of the items a Scan finds (each item's pk is `S#<subject>`), sorted. */
+  private async scanSubjects(
+    input: Omit<ScanCommandInput, "TableName" | "ExclusiveStartKey">,
+  ): Promise<string[]> {
     const subjects: string[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.doc.send(
         new ScanCommand({
+          ...input,
           TableName: this.tableName,
-          IndexName: TABLE_KEYS.rebuildCheckIndex,
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
@@ -556,23 +562,12 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   }
 
   /** A scan of the clock items: for the one-off move of existing subjects to a new selector. */
-  async subjectsNotOn(version: SelectorVersion): Promise<string[]> {
-    const subjects: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: "sk = :clock AND (attribute_not_exists(selector) OR selector <> :v)",
-          ExpressionAttributeValues: { ":clock": CLOCK, ":v": version },
-          ProjectionExpression: "pk",
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      for (const item of page.Items ?? []) subjects.push(String(item.pk).slice(2));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return subjects.sort();
+  subjectsNotOn(version: SelectorVersion): Promise<string[]> {
+    return this.scanSubjects({
+      FilterExpression: "sk = :clock AND (attribute_not_exists(selector) OR selector <> :v)",
+      ExpressionAttributeValues: { ":clock": CLOCK, ":v": version },
+      ProjectionExpression: "pk",
+    });
   }
 
   async readAlias(subject: string): Promise<AliasState | null> {
