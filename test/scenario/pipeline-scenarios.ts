@@ -557,6 +557,23 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       expect((await recall(deps, subject)).mode).toBe("raw");
     });
 
+    it("the deadline ends a generation even when the model ignores the abort signal", async () => {
+      let late: () => void = () => {};
+      const deaf: ModelPort = {
+        name: "deaf",
+        // Never looks at the signal; answers only when the test lets it, long after the deadline.
+        generate: () => new Promise((resolve) => (late = () => resolve("{}"))),
+      };
+      const deps = depsOver(open(), { model: deaf, generationTimeoutMs: 50 });
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 3));
+      await expect(generate(deps, await takeSnapshot(deps, subject))).rejects.toThrow(
+        /did not answer within 50 ms/,
+      );
+      late();
+      expect(await deps.artifacts.listRecords(subject)).toEqual([]);
+    });
+
     it("an answer with missing fields is REJECTED, kept for audit, never served", async () => {
       const deps = depsOver(open(), { model: MODELS["missing-fields"] as ModelPort });
       const subject = freshSubject();
