@@ -1,6 +1,6 @@
 import { contradictionsV2, keyScope, PositionSet, positionId } from "./conflicts.ts";
 import { eventHash } from "./hashing.ts";
-import type { MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
+import type { Assertion, MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
 import { linkProblems } from "./selector.ts";
 import { type ActedEvent, StandingResolver } from "./standing-resolver.ts";
 import { sameStanding } from "./validity.ts";
@@ -265,16 +265,25 @@ async function planIndex(
   for (const entry of await reads.loadIndex([...touched.values()]))
     entries.set(keyScope(entry.key, entry.scope), { ...entry, positions: { ...entry.positions } });
 
-  if (epochReasons.length === 0)
+  if (epochReasons.length === 0) {
+    // The valid new events' assertions grouped by (key, scope): one pass, not one per key.
+    const added = new Map<string, Array<{ assertion: Assertion; eventId: string }>>();
+    for (const { event } of newEvents) {
+      if (!(await standings.isValidInput(event.eventId))) continue;
+      for (const assertion of event.assertions ?? []) {
+        const id = keyScope(assertion.key, assertion.scope);
+        const list = added.get(id) ?? [];
+        list.push({ assertion, eventId: event.eventId });
+        added.set(id, list);
+      }
+    }
     for (const [id, { key, scope }] of touched) {
       const before = await validPositions(entries.get(id), key, scope, standings);
       const after = before.copy();
-      for (const { event } of newEvents) {
-        if (!(await standings.isValidInput(event.eventId))) continue;
-        for (const assertion of event.assertions ?? [])
-          if (assertion.key === key && assertion.scope === scope)
-            after.add(assertion.polarity, assertion.value, event.eventId);
-      }
+      for (const { assertion, eventId } of added.get(id) ?? [])
+        after.add(assertion.polarity, assertion.value, eventId);
+      // A (key, scope) with a single position (the common case) contradicts nothing.
+      if (after.size < 2) continue;
       const had = contradictionsV2(before.positions()).positions;
       const has = contradictionsV2(after.positions()).positions;
       if ([...has].some((position) => !had.has(position))) {
@@ -282,6 +291,7 @@ async function planIndex(
         break;
       }
     }
+  }
 
   for (const { event } of newEvents) {
     for (const assertion of event.assertions ?? []) {

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { z } from "zod";
+import type { AppendPlan } from "../../domain/append-plan.ts";
 import { keyScope, positionId } from "../../domain/conflicts.ts";
 import { GateReport } from "../../domain/gate.ts";
-import type { MemoryEvent, SequencedEvent, TrustPolicy } from "../../domain/schemas.ts";
+import type { MemoryEvent, TrustPolicy } from "../../domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "../../domain/validity.ts";
 import { PublishRefusedError, StoreContentionError } from "../../ports/errors.ts";
@@ -69,6 +70,8 @@ export const IndexItem = z.object({
   scope: z.string(),
   position: z.string().optional(),
   holder: z.string().optional(),
+  /** On a head: later holders have their own items. */
+  more: z.boolean().optional(),
   /** The pre-split form: every position's holders in one item. */
   positions: z.record(z.string(), z.array(z.string())).optional(),
 });
@@ -114,18 +117,85 @@ export function recordOf(raw: Record<string, unknown>): ArtifactRecord {
   };
 }
 
-/** The index items of new events: one per distinct (key, scope, position) an event asserts. */
-export function indexHolders(events: readonly SequencedEvent[]) {
-  return events.flatMap((event) => {
-    const seen = new Set<string>();
-    return (event.assertions ?? []).flatMap((assertion) => {
+/**
+ * The conflict-index writes of a plan: each new holder of a (key, scope, position) is one small
+ * item. A key's first holder ever is its head (`K#<hash>`); later holders get their own item
+ * (`K#<hash>#<sequence>#<position>`) and the head is told it has more (read then by one Query).
+ */
+export function indexWrites(
+  plan: Pick<AppendPlan, "newEvents" | "index">,
+): Array<
+  | {
+      kind: "put";
+      item: { sk: string; key: string; scope: string; position: string; holder: string; more?: true };
+    }
+  | { kind: "more"; sk: string }
+> {
+  const fresh = new Set(plan.newEvents.map((entry) => entry.event.eventId));
+  const hadHolders = new Set(
+    plan.index
+      .filter((entry) =>
+        Object.values(entry.positions).some((holders) => holders.some((id) => !fresh.has(id))),
+      )
+      .map((entry) => indexSk(entry.key, entry.scope)),
+  );
+  const holders: Array<{
+    sk: string;
+    key: string;
+    scope: string;
+    position: string;
+    holder: string;
+    seq: number;
+  }> = [];
+  const seen = new Set<string>();
+  for (const { event } of plan.newEvents)
+    for (const assertion of event.assertions ?? []) {
       const position = positionId(assertion.polarity, assertion.value);
-      const sk = `${indexSk(assertion.key, assertion.scope)}#${String(event.sequence).padStart(12, "0")}#${position}`;
-      if (seen.has(sk)) return [];
-      seen.add(sk);
-      return [{ sk, key: assertion.key, scope: assertion.scope, position, holder: event.eventId }];
-    });
-  });
+      const head = indexSk(assertion.key, assertion.scope);
+      const id = `${head}#${event.eventId}#${position}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      holders.push({
+        sk: head,
+        key: assertion.key,
+        scope: assertion.scope,
+        position,
+        holder: event.eventId,
+        seq: event.sequence,
+      });
+    }
+  const writes: ReturnType<typeof indexWrites> = [];
+  const byHead = new Map<string, typeof holders>();
+  for (const holder of holders) byHead.set(holder.sk, [...(byHead.get(holder.sk) ?? []), holder]);
+  for (const [head, list] of byHead) {
+    const rest = hadHolders.has(head) ? list : list.slice(1);
+    if (!hadHolders.has(head)) {
+      const first = list[0] as (typeof list)[number];
+      writes.push({
+        kind: "put",
+        item: {
+          sk: head,
+          key: first.key,
+          scope: first.scope,
+          position: first.position,
+          holder: first.holder,
+          ...(rest.length > 0 ? { more: true as const } : {}),
+        },
+      });
+    } else if (rest.length > 0) writes.push({ kind: "more", sk: head });
+    for (const holder of rest)
+      writes.push({
+        kind: "put",
+        item: {
+          sk: `${head}#${String(holder.seq).padStart(12, "0")}#${holder.position}`,
+          key: holder.key,
+          scope: holder.scope,
+          position: holder.position,
+          holder: holder.holder,
+        },
+      });
+  }
+  return writes;
 }
 
 /** Bytes an index item costs a transaction: its keys and names, generously. */
@@ -149,7 +219,10 @@ export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEven
       (sum, a) => sum + 2 * (a.key.length + a.scope.length) + INDEX_ITEM_OVERHEAD,
       0,
     );
-    const cost = 1 + (event.revokes?.length ?? 0) + (event.supersedes?.length ?? 0) + positions.size;
+    const keys = new Set((event.assertions ?? []).map((a) => keyScope(a.key, a.scope)));
+    // The event, each older event it links, each index item, and each key's head told of more.
+    const cost =
+      1 + (event.revokes?.length ?? 0) + (event.supersedes?.length ?? 0) + positions.size + keys.size;
     const size = JSON.stringify(event).length * 2 + indexBytes;
     if (chunk.length > 0 && (items + cost > MAX_TRANSACTION_ITEMS || bytes + size > MAX_TRANSACTION_BYTES)) {
       chunks.push(chunk);

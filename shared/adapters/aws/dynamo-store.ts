@@ -46,8 +46,8 @@ import {
   EventItem,
   eventSk,
   IndexItem,
-  indexHolders,
   indexSk,
+  indexWrites,
   pk,
   publishRefusal,
   recordOf,
@@ -115,47 +115,60 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   }
 
   /**
-   * The conflict index of each (key, scope): one small item per holder of a position
-   * (`K#<hash of key, scope>#<sequence>#<position>`), so no item grows with a key's history (an
-   * item is at most 400 KB); one Query per (key, scope), pages followed. A pre-split item holding
-   * the whole `positions` map (`K#<hash>` itself) is read too.
+   * The conflict index of each (key, scope), as small items: a head (`K#<hash of key, scope>`, the
+   * first holder) and one item per later holder (`K#<hash>#<sequence>#<position>`), so no item
+   * grows with a key's history (an item is at most 400 KB). Heads are read with BatchGetItem (100
+   * a request); only a key whose head says it has more holders costs a Query. A pre-split head
+   * holding the whole `positions` map is read too.
    */
   private async loadIndex(
     subject: string,
     keyScopes: ReadonlyArray<{ key: string; scope: string }>,
   ): Promise<ConflictIndexEntry[]> {
-    const entries = await Promise.all(
-      keyScopes.map(async ({ key, scope }) => {
-        const positions: Record<string, string[]> = {};
-        const add = (position: string, holder: string) => {
-          const holders = positions[position] ?? [];
-          if (!holders.includes(holder)) holders.push(holder);
-          positions[position] = holders;
-        };
-        const prefix = indexSk(key, scope);
-        let start: Record<string, unknown> | undefined;
-        do {
-          const page = await this.doc.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-              ExpressionAttributeValues: { ":pk": pk(subject), ":prefix": prefix },
-              ConsistentRead: true,
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          );
-          for (const raw of page.Items ?? []) {
-            const item = IndexItem.parse(raw);
-            if (item.position !== undefined && item.holder !== undefined) add(item.position, item.holder);
-            for (const [position, holders] of Object.entries(item.positions ?? {}))
-              for (const holder of holders) add(position, holder);
-          }
-          start = page.LastEvaluatedKey;
-        } while (start);
-        return Object.keys(positions).length > 0 ? { key, scope, positions } : null;
-      }),
-    );
-    return entries.filter((entry) => entry !== null);
+    const heads = new Map<string, Record<string, unknown>>();
+    const unique = [...new Map(keyScopes.map((ks) => [indexSk(ks.key, ks.scope), ks])).keys()];
+    for (let start = 0; start < unique.length; start += 100) {
+      let keys: Array<Record<string, unknown>> | undefined = unique
+        .slice(start, start + 100)
+        .map((sk) => ({ pk: pk(subject), sk }));
+      while (keys && keys.length > 0) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const raw of result.Responses?.[this.tableName] ?? []) heads.set(String(raw.sk), raw);
+        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    const entries: ConflictIndexEntry[] = [];
+    for (const sk of unique) {
+      const raw = heads.get(sk);
+      if (!raw) continue;
+      const head = IndexItem.parse(raw);
+      const items = head.more ? [head, ...(await this.indexTail(subject, sk))] : [head];
+      const positions: Record<string, string[]> = {};
+      const add = (position: string, holder: string) => {
+        const holders = positions[position] ?? [];
+        if (!holders.includes(holder)) holders.push(holder);
+        positions[position] = holders;
+      };
+      for (const item of items) {
+        if (item.position !== undefined && item.holder !== undefined) add(item.position, item.holder);
+        for (const [position, holders] of Object.entries(item.positions ?? {}))
+          for (const holder of holders) add(position, holder);
+      }
+      entries.push({ key: head.key, scope: head.scope, positions });
+    }
+    return entries;
+  }
+
+  /** The holder items after a key's head, in sequence order. */
+  private async indexTail(subject: string, headSk: string) {
+    return (
+      await this.queryAll({
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk(subject), ":prefix": `${headSk}#` },
+      })
+    ).map((raw) => IndexItem.parse(raw));
   }
 
   async append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
@@ -348,14 +361,26 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         },
       });
     }
-    for (const holder of indexHolders(plan.newEvents.map((entry) => entry.event)))
-      items.push({
-        Put: {
-          TableName: this.tableName,
-          Item: { pk: pk(subject), ...holder },
-          ConditionExpression: "attribute_not_exists(pk)",
-        },
-      });
+    for (const write of indexWrites(plan))
+      items.push(
+        write.kind === "put"
+          ? {
+              Put: {
+                TableName: this.tableName,
+                Item: { pk: pk(subject), ...write.item },
+                ConditionExpression: "attribute_not_exists(pk)",
+              },
+            }
+          : {
+              Update: {
+                TableName: this.tableName,
+                Key: { pk: pk(subject), sk: write.sk },
+                UpdateExpression: "SET more = :more",
+                ConditionExpression: "attribute_exists(pk)",
+                ExpressionAttributeValues: { ":more": true },
+              },
+            },
+      );
     return items;
   }
 
