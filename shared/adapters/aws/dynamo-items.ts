@@ -122,9 +122,7 @@ export function recordOf(raw: Record<string, unknown>): ArtifactRecord {
  * item. A key's first holder ever is its head (`K#<hash>`); later holders get their own item
  * (`K#<hash>#<sequence>#<position>`) and the head is told it has more (read then by one Query).
  */
-export function indexWrites(
-  plan: Pick<AppendPlan, "newEvents" | "index">,
-): Array<
+export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Array<
   | {
       kind: "put";
       item: { sk: string; key: string; scope: string; position: string; holder: string; more?: true };
