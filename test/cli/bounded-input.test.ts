@@ -118,24 +118,6 @@ describe("bounded input on the command line", () => {
     expect(empty.stderr).toMatch(/--home is empty/);
   });
 
-  it("a read-only --home is exit 2 with one line", async () => {
-    if (process.getuid?.() === 0) {
-      // root writes anywhere: a read-only home cannot be made here; the file case covers the path.
-      const home = freshHome();
-      mkdirSync(home);
-      expect(existsSync(home)).toBe(true);
-      return;
-    }
-    const home = freshHome();
-    mkdirSync(home, { mode: 0o500 });
-    await refused(
-      ["append", "alex", writeFile("ro.jsonl", `${event()}\n`)],
-      home,
-      2,
-      /--home .* (not writable|cannot be written)/,
-    );
-  });
-
   it("read-only commands on a missing home say so and create nothing", async () => {
     for (const args of [
       ["clock", "alex"],
