@@ -90,6 +90,8 @@ function describeItem(item: MustPreserveItem): string {
       return `open task: ${item.text}`;
     case "conflict":
       return `conflict on ${item.key} between ${item.members.join(", ")}`;
+    case "event":
+      return `${item.eventKind} ${item.eventId} (as a whole)`;
     case "text":
       return `free text of ${item.eventId}: ${item.mentions.map((m) => m.raw).join(", ")}${item.negationCues ? `, ${item.negationCues} negation(s)` : ""}`;
   }

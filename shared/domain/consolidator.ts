@@ -1,6 +1,11 @@
 import { positionKey } from "./conflicts.ts";
 import { budgetTokens, type GateContext } from "./gate.ts";
-import { contributesMentions, eventMentions, isMustPreserveAssertion } from "./must-preserve.ts";
+import {
+  contributesMentions,
+  eventMentions,
+  isMustPreserveAssertion,
+  isWholeEvent,
+} from "./must-preserve.ts";
 import type { Claim, ConsolidationOutput, Polarity, SequencedEvent, ValueData } from "./schemas.ts";
 import { compareStrings, isOpenTask, isTextOnly, keyScope } from "./selector.ts";
 import { canonicalValue } from "./values.ts";
@@ -107,7 +112,8 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
           status: "settled",
           derivedFrom: [event.eventId],
         },
-        required: contributesMentions(event) && (mentions.length > 0 || negationCues > 0),
+        required:
+          isWholeEvent(event) || (contributesMentions(event) && (mentions.length > 0 || negationCues > 0)),
         value: eventValue(event, false),
       });
     }

@@ -1,7 +1,7 @@
 import { positionKey } from "./conflicts.ts";
 import { canonicalDate } from "./dates.ts";
 import type { Mention } from "./mentions.ts";
-import { extractMentions, monthDayOf } from "./mentions.ts";
+import { extractMentions, IMPOSSIBLE_DATE, monthDayOf } from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
 import { eventMentions, mustPreserveSet } from "./must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
@@ -119,8 +119,10 @@ function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
     if (mention.kind === "number") {
       held.numbers.add(mention.number);
       if (mention.hasUnit) held.unitNumbers.add(mention.key);
-    } else if (mention.kind === "date") holdDate(held, mention.key);
-    else held.ids.add(mention.key);
+    } else if (mention.kind === "date") {
+      // No input holds a day that does not exist, even one that wrote it.
+      if (!mention.key.startsWith(IMPOSSIBLE_DATE)) holdDate(held, mention.key);
+    } else held.ids.add(mention.key);
   }
 }
 

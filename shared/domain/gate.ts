@@ -9,7 +9,7 @@ import { type GateReason, type GateReasonCode, type GateReport, reason, report }
 import { canonicalJson } from "./hashing.ts";
 import { extractMentions, mentionKey, monthDayOf } from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
-import { contributesMentions, eventMentions } from "./must-preserve.ts";
+import { contributesMentions, eventMentions, isWholeEvent } from "./must-preserve.ts";
 import type {
   Claim,
   ConsolidationOutput,
@@ -146,9 +146,19 @@ class GateCheck {
   run(): GateReason[] {
     for (const [index, claim] of this.output.claims.entries()) this.checkClaim(claim, index);
     for (const [index, item] of this.output.pending.entries()) this.checkPending(item, index);
-    for (const [index, id] of this.output.coldRefs.entries())
+    for (const [index, id] of this.output.coldRefs.entries()) {
+      const event = this.context.eventsById.get(id);
       if (!this.context.selection.validIds.has(id))
         this.reportUnknownSource(id, `coldRefs[${index}]`, null, null);
+      else if (event && (isWholeEvent(event) || isOpenTask(event)))
+        this.add(
+          "missing",
+          null,
+          null,
+          id,
+          `coldRefs[${index}] leaves ${event.kind === "task" ? "open task" : event.kind} ${id} cold; it must be restated, never left cold`,
+        );
+    }
     this.checkMustPreserve();
     this.checkConflictList();
     this.checkForeignTokens();
@@ -170,6 +180,7 @@ class GateCheck {
       if (item.kind === "pending") return this.pendingKept.get(item.eventId) ?? null;
       if (item.kind === "text")
         return this.textCovered.get(item.eventId) ?? this.pendingKept.get(item.eventId) ?? null;
+      if (item.kind === "event") return this.derivedFrom().get(item.eventId) ?? null;
       const index = this.output.unresolvedConflicts.findIndex(
         (c) => c.key === item.key && c.scope === item.scope,
       );
@@ -534,8 +545,38 @@ class GateCheck {
         case "conflict":
           this.checkConflictPositions(item);
           break;
+        case "event":
+          // A constraint, permission or decision no claim derives from (and not already reported
+          // missing through one of its assertions or mentions).
+          if (
+            !this.derivedFrom().has(item.eventId) &&
+            !this.reasons.some((r) => r.code === "missing" && r.eventId === item.eventId)
+          )
+            this.add(
+              "missing",
+              null,
+              null,
+              item.eventId,
+              `no claim derives from ${item.eventKind} ${item.eventId}; a ${item.eventKind} is never left cold`,
+            );
+          break;
       }
     }
+  }
+
+  /** Where each cited event is first derived from (`claims[i]`, `pending[i]`), built on first need. */
+  private derivations: Map<string, string> | undefined;
+  private derivedFrom(): Map<string, string> {
+    if (!this.derivations) {
+      this.derivations = new Map();
+      for (const [index, claim] of this.output.claims.entries())
+        for (const id of claim.derivedFrom)
+          if (!this.derivations.has(id)) this.derivations.set(id, `claims[${index}]`);
+      for (const [index, item] of this.output.pending.entries())
+        for (const id of item.derivedFrom)
+          if (!this.derivations.has(id)) this.derivations.set(id, `pending[${index}]`);
+    }
+    return this.derivations;
   }
 
   /**

@@ -56,7 +56,7 @@ const SCANNER = new RegExp(
     String.raw`(?<monthDayFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL})(?![\d]|[A-Za-z])`,
     String.raw`(?<dayMonthFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\b\.?)`,
     String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
-    String.raw`(?<number>(?<![A-Za-z0-9_.,])(?<currency>[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
+    String.raw`(?<number>(?<![A-Za-z0-9_.,+\-\u2212])(?<currency>[$€£]\s?)?(?<sign>[-+\u2212](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
     String.raw`(?<token>(?<![A-Za-z0-9_])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*)`,
   ].join("|"),
   "giu",
@@ -117,9 +117,14 @@ function unitAfter(text: string, position: number): string | undefined {
   return undefined;
 }
 
-function dateMention(year: number, month: number, day: number, raw: string): Mention | null {
+/** A date-shaped token that is no calendar day (2026-11-31): a mention that no input ever holds. */
+export const IMPOSSIBLE_DATE = "impossible:";
+
+function dateMention(year: number, month: number, day: number, raw: string): Mention {
   const canonical = calendarDay(year, month, day);
-  return canonical === null ? null : { kind: "date", key: `day:${canonical}`, raw };
+  return canonical === null
+    ? { kind: "date", key: `${IMPOSSIBLE_DATE}${raw}`, raw }
+    : { kind: "date", key: `day:${canonical}`, raw };
 }
 
 /**
@@ -160,7 +165,7 @@ function mentionOf(groups: Record<string, string | undefined>, text: string, end
   if (isoDateTime !== undefined || isoDate !== undefined) {
     const raw = (isoDateTime ?? isoDate) as string;
     const key = canonicalDate(raw);
-    return key === null ? null : { kind: "date", key, raw };
+    return { kind: "date", key: key ?? `${IMPOSSIBLE_DATE}${raw}`, raw };
   }
   if (slashDate !== undefined) {
     const [y, m, d] = slashDate.split("/").map(Number);
@@ -182,7 +187,9 @@ function mentionOf(groups: Record<string, string | undefined>, text: string, end
   }
   if (uuid !== undefined) return { kind: "id", key: uuid.toLowerCase(), raw: uuid };
   if (number !== undefined) {
-    const digits = currency === undefined ? number : number.slice(currency.length);
+    // A sign directly before the digits belongs to the number: −18 °C is not 18 °C.
+    const unsigned = currency === undefined ? number : number.slice(currency.length);
+    const digits = /^[-\u2212]/u.test(unsigned) ? `-${unsigned.slice(1)}` : unsigned.replace(/^\+/, "");
     const unit = currency === undefined ? unitAfter(text, end) : CURRENCY_SYMBOLS[currency.trim()];
     return numberMention(digits, unit, number);
   }
@@ -229,15 +236,28 @@ export function countNegationCues(text: string): number {
 /** Every mention kind holds a digit, except a UUID written in hex letters only (checked apart). */
 const MAY_HOLD_MENTION = /\d|[0-9a-f]{8}-[0-9a-f]{4}-/iu;
 
-export function extractMentions(text: string): TextMentions {
-  if (!MAY_HOLD_MENTION.test(text)) return { mentions: [], negationCues: countNegationCues(text) };
-  const normalized = text.normalize("NFC");
+/** Zero-width characters (and the soft hyphen) removed before extraction (CONTRACT §4b). */
+const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;
+
+/**
+ * The text as the extractor reads it (CONTRACT §4b): NFKC (full-width １２５００ is 12500) without
+ * zero-width characters. Ids stay case- and script-sensitive: NFKC folds neither case nor script.
+ */
+export function normalizeText(text: string): string {
+  return text.normalize("NFKC").replace(ZERO_WIDTH, "");
+}
+
+export function extractMentions(raw: string): TextMentions {
+  const normalized = normalizeText(raw);
+  if (!MAY_HOLD_MENTION.test(normalized))
+    return { mentions: [], negationCues: countNegationCues(normalized) };
+  const text = normalized;
   const mentions: Mention[] = [];
-  for (const match of normalized.matchAll(SCANNER)) {
-    const mention = mentionOf(match.groups ?? {}, normalized, (match.index ?? 0) + match[0].length);
+  for (const match of text.matchAll(SCANNER)) {
+    const mention = mentionOf(match.groups ?? {}, text, (match.index ?? 0) + match[0].length);
     if (mention !== null) mentions.push(mention);
   }
-  return { mentions, negationCues: countNegationCues(normalized) };
+  return { mentions, negationCues: countNegationCues(text) };
 }
 
 /** Identity of a mention for set comparison. */

@@ -25,11 +25,18 @@ export type MustPreserveItem =
     }
   | { kind: "pending"; itemId: string; eventId: string; text: string }
   | { kind: "conflict"; itemId: string; key: string; scope: string; members: string[] }
-  | { kind: "text"; itemId: string; eventId: string; mentions: Mention[]; negationCues: number };
+  | { kind: "text"; itemId: string; eventId: string; mentions: Mention[]; negationCues: number }
+  /** A constraint, permission or decision as a whole: some claim must derive from it (CONTRACT §4b). */
+  | { kind: "event"; itemId: string; eventId: string; eventKind: string };
 
 /** Kinds whose text-only events contribute mentions (notes and done tasks never do). */
 const CONTRIBUTING_KINDS = new Set(["fact", "preference", "constraint", "decision", "permission"]);
 const MUST_PRESERVE_KINDS = new Set(["constraint", "permission", "decision"]);
+
+/** Whether an event must be derived from as a whole and never left cold (CONTRACT §4b "Whole events"). */
+export function isWholeEvent(event: SequencedEvent): boolean {
+  return MUST_PRESERVE_KINDS.has(event.kind);
+}
 
 /** Whether a text-only event's numbers, dates, ids and negation cues must be kept. */
 export function contributesMentions(event: SequencedEvent): boolean {
@@ -75,6 +82,13 @@ export function mustPreserveSet(selection: Selection): MustPreserveItem[] {
         polarity: assertion.polarity,
       });
     });
+    if (isWholeEvent(event))
+      items.push({
+        kind: "event",
+        itemId: `${event.eventId}#event`,
+        eventId: event.eventId,
+        eventKind: event.kind,
+      });
     if (isOpenTask(event))
       items.push({
         kind: "pending",
@@ -124,6 +138,8 @@ function fingerprintOf(item: MustPreserveItem): string {
       return `pending|${item.eventId}`;
     case "conflict":
       return `conflict|${item.key}|${item.scope}|${item.members.join(",")}`;
+    case "event":
+      return `event|${item.eventId}`;
     case "text":
       return `text|${item.eventId}|${item.negationCues}|${item.mentions.map(mentionKey).sort(compareStrings).join(",")}`;
   }

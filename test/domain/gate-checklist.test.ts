@@ -19,11 +19,14 @@ describe("the gate's checklist (what review shows)", () => {
     expect(reasons).toEqual([]);
     expect(checklist.map((entry) => [entry.item.kind, entry.keptBy])).toEqual([
       ["assertion", "claims[0]"],
+      ["event", "claims[0]"],
       ["text", "claims[1]"],
       ["pending", "pending[0]"],
       ["text", "pending[0]"],
       ["assertion", "claims[2]"],
+      ["event", "claims[2]"],
       ["assertion", "claims[3]"],
+      ["event", "claims[3]"],
       ["conflict", "unresolvedConflicts[0]"],
     ]);
   });

@@ -316,7 +316,8 @@ describe("conflicting decisions", () => {
         unresolvedConflicts: [],
       }),
     );
-    expect(codes(report)).toEqual(["conflict-missing", "conflict-settled"]);
+    // m-4 is a decision no claim derives from: missing as a whole event (CONTRACT §4b).
+    expect(codes(report)).toEqual(["conflict-missing", "conflict-settled", "missing"]);
   });
 
   it("refuses inventing a conflict or contesting a settled key", () => {

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { consolidate } from "../../shared/domain/consolidator.ts";
+import { extractMentions } from "../../shared/domain/mentions.ts";
+import { candidate, codes, contextOf, gate, log, settled } from "../support/builders.ts";
+
+/** CONTRACT §4b rules implemented so far: each with the honest restatements that must pass. */
+const textClaim = (text: string, derivedFrom: string[]) =>
+  settled(`memory:${derivedFrom[0]}`, { text }, derivedFrom);
+
+describe("text normalisation (NFKC, zero-width characters)", () => {
+  const events = log({ eventId: "m-1", kind: "fact", text: "The budget is 12,500 USD." });
+
+  it("reads full-width digits and digits split by zero-width characters as the same number", () => {
+    expect(extractMentions("１２５００ USD").mentions.map((m) => m.key)).toEqual(
+      extractMentions("12500 USD").mentions.map((m) => m.key),
+    );
+    expect(
+      gate(events, candidate({ claims: [textClaim("The budget is １２,５００ USD.", ["m-1"])] })).reasons,
+    ).toEqual([]);
+    expect(
+      gate(events, candidate({ claims: [textClaim("The budget is 12,\u200B500 USD.", ["m-1"])] })).reasons,
+    ).toEqual([]);
+  });
+
+  it("keeps ids case- and script-sensitive", () => {
+    const ids = log({ eventId: "m-1", kind: "fact", text: "Invoice INV-20931 is open." });
+    expect(
+      codes(gate(ids, candidate({ claims: [textClaim("Invoice inv-20931 is open.", ["m-1"])] }))),
+    ).toContain("value-changed");
+    // A Cyrillic А in place of the Latin A.
+    expect(
+      codes(
+        gate(
+          ids,
+          candidate({ claims: [textClaim("Invoice INV-20931 is open.", ["m-1"])], summary: "\u0410B-1" }),
+        ),
+      ),
+    ).toContain("summary-foreign-token");
+  });
+});
+
+describe("signs belong to their numbers", () => {
+  const events = log({ eventId: "m-1", kind: "fact", text: "Store the samples at -18 °C." });
+
+  it("refuses dropping the sign and accepts the minus sign U+2212", () => {
+    expect(
+      codes(gate(events, candidate({ claims: [textClaim("Store the samples at 18 °C.", ["m-1"])] }))),
+    ).toContain("value-changed");
+    expect(
+      gate(events, candidate({ claims: [textClaim("Store the samples at \u221218 °C.", ["m-1"])] })).reasons,
+    ).toEqual([]);
+  });
+
+  it("leaves hyphenated ids and ranges' second numbers unsigned", () => {
+    expect(extractMentions("INV-20931").mentions.map((m) => m.kind)).toEqual(["id"]);
+    expect(extractMentions("budget -5 and 7").mentions.map((m) => m.kind === "number" && m.number)).toEqual([
+      "-5",
+      "7",
+    ]);
+  });
+});
+
+describe("a date that is no calendar day is always foreign", () => {
+  it("refuses 2026-11-31 and Nov 31 2026 in the summary, even when an input wrote it", () => {
+    const events = log({ eventId: "m-1", kind: "note", text: "Someone wrote 2026-11-31 by mistake." });
+    expect(codes(gate(events, candidate({ summary: "Due 2026-11-31." })))).toEqual(["summary-foreign-token"]);
+    expect(codes(gate(events, candidate({ summary: "Due Nov 31, 2026." })))).toEqual([
+      "summary-foreign-token",
+    ]);
+    expect(gate(events, candidate({ summary: "Nothing is due." })).reasons).toEqual([]);
+  });
+});
+
+describe("whole events: constraints, permissions and decisions are never left cold", () => {
+  const events = log(
+    { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+    { eventId: "d-1", kind: "decision", text: "We chose the managed database." },
+    { eventId: "n-1", kind: "note", text: "Lunch was fine." },
+  );
+
+  it("passes an honest answer that restates each (and leaves the note cold)", () => {
+    const context = contextOf(events);
+    const honest = consolidate(context);
+    expect(gate(events, honest).reasons).toEqual([]);
+    expect(honest.coldRefs).toEqual(["n-1"]);
+  });
+
+  it("refuses dropping one (missing, with its event id) or listing it in coldRefs", () => {
+    const honest = consolidate(contextOf(events));
+    const dropped = { ...honest, claims: honest.claims.filter((c) => !c.derivedFrom.includes("c-1")) };
+    const report = gate(events, dropped);
+    expect(report.reasons.map((r) => [r.code, r.eventId])).toEqual([["missing", "c-1"]]);
+    const cold = { ...dropped, coldRefs: [...dropped.coldRefs, "c-1"] };
+    const coldReport = gate(events, cold);
+    expect(coldReport.reasons.map((r) => [r.code, r.eventId])).toEqual([["missing", "c-1"]]);
+    expect(coldReport.reasons[0]?.detail).toMatch(/leaves constraint c-1 cold/);
+  });
+
+  it("refuses an open task in coldRefs even beside its pending item", () => {
+    const tasks = log({ eventId: "t-1", kind: "task", text: "Rotate the keys." });
+    const honest = consolidate(contextOf(tasks));
+    expect(gate(tasks, honest).reasons).toEqual([]);
+    expect(codes(gate(tasks, { ...honest, coldRefs: ["t-1"] }))).toEqual(["missing"]);
+  });
+});
