@@ -146,6 +146,68 @@ function monthNumber(name: string): number {
   return MONTH_INDEX[name.slice(0, 3).toLowerCase()] ?? 0;
 }
 
+/** Magnitude suffixes written right after a number (CONTRACT §4b): 12.5k, 3M, 2bn, 1.25万. */
+const MAGNITUDES: Record<string, string> = {
+  k: "1000",
+  K: "1000",
+  M: "1000000",
+  bn: "1000000000",
+  万: "10000",
+  亿: "100000000",
+};
+/** A number followed directly by a magnitude suffix, and what follows it. */
+const MAGNITUDE_AFTER = /^(k|K|M|bn|万|亿)(?![A-Za-z])/u;
+/** A currency code or symbol written before a number: `EUR 12,500`, `USD12,500`. */
+const CODE_BEFORE = /(?:^|[^A-Za-z])([A-Z]{3}) ?$/u;
+
+/** `digits` times a magnitude, exactly, as a decimal string. */
+function scaled(digits: string, magnitude: string | undefined): string {
+  if (magnitude === undefined) return digits;
+  const value = parseDecimal(digits.replaceAll(",", "")).mul(parseDecimal(MAGNITUDES[magnitude] ?? "1"));
+  return value.toString();
+}
+
+function mentionsOf(
+  groups: Record<string, string | undefined>,
+  text: string,
+  start: number,
+  end: number,
+): Mention[] {
+  const { number, currency, token } = groups;
+  if (number !== undefined) {
+    // A sign directly before the digits belongs to the number: −18 °C is not 18 °C.
+    const unsigned = currency === undefined ? number : number.slice(currency.length);
+    const digits = /^[-\u2212]/u.test(unsigned) ? `-${unsigned.slice(1)}` : unsigned.replace(/^\+/, "");
+    const magnitude = MAGNITUDE_AFTER.exec(text.slice(end, end + 2))?.[1];
+    const after = magnitude === undefined ? end : end + magnitude.length;
+    const code =
+      currency === undefined ? CODE_BEFORE.exec(text.slice(Math.max(0, start - 5), start))?.[1] : undefined;
+    const codeUnit = code !== undefined && resolveUnit(code)?.kind === "opaque" ? code : undefined;
+    const unit =
+      currency !== undefined ? CURRENCY_SYMBOLS[currency.trim()] : (codeUnit ?? unitAfter(text, after));
+    return [numberMention(scaled(digits, magnitude), unit, number)];
+  }
+  if (token !== undefined && /\d/.test(token) && !/[A-Za-z]/.test(token)) {
+    // Digits the number alternative refused: a range "3-5" (both numbers), a list, a version.
+    // A token is an id only if it holds a letter and a digit (CONTRACT §4b).
+    const unit = unitAfter(text, end);
+    const parts = token
+      .split(/[-_]/u)
+      .flatMap((part) => (/^\d+(\.\d+)?$/.test(part) ? [part] : part.split(".")));
+    return parts
+      .filter((part) => part !== "")
+      .map((part, index) => numberMention(part, index === parts.length - 1 ? unit : undefined, part));
+  }
+  if (token !== undefined && /\d/.test(token)) {
+    const attached = ATTACHED_UNIT.exec(token);
+    const suffix = attached?.[2];
+    if (attached?.[1] && suffix && MAGNITUDES[suffix] !== undefined)
+      return [numberMention(scaled(attached[1], suffix), unitAfter(text, end), token)];
+  }
+  const single = mentionOf(groups, text, end);
+  return single === null ? [] : [single];
+}
+
 function mentionOf(groups: Record<string, string | undefined>, text: string, end: number): Mention | null {
   const { zhMonthDay, monthDayFirst, dayMonthFirst } = groups;
   if (zhMonthDay !== undefined) {
@@ -160,8 +222,7 @@ function mentionOf(groups: Record<string, string | undefined>, text: string, end
     const [, day = "", name = ""] = /^(\d{1,2})[a-z]*\s+([A-Za-z]+)/i.exec(dayMonthFirst) ?? [];
     return monthDayMention(monthNumber(name), Number(day), dayMonthFirst);
   }
-  const { isoDateTime, isoDate, slashDate, zhDate, monthFirst, dayFirst, uuid, number, currency, token } =
-    groups;
+  const { isoDateTime, isoDate, slashDate, zhDate, monthFirst, dayFirst, uuid, token } = groups;
   if (isoDateTime !== undefined || isoDate !== undefined) {
     const raw = (isoDateTime ?? isoDate) as string;
     const key = canonicalDate(raw);
@@ -186,21 +247,8 @@ function mentionOf(groups: Record<string, string | undefined>, text: string, end
     return dateMention(Number(year), monthNumber(name), Number(day), dayFirst);
   }
   if (uuid !== undefined) return { kind: "id", key: uuid.toLowerCase(), raw: uuid };
-  if (number !== undefined) {
-    // A sign directly before the digits belongs to the number: −18 °C is not 18 °C.
-    const unsigned = currency === undefined ? number : number.slice(currency.length);
-    const digits = /^[-\u2212]/u.test(unsigned) ? `-${unsigned.slice(1)}` : unsigned.replace(/^\+/, "");
-    const unit = currency === undefined ? unitAfter(text, end) : CURRENCY_SYMBOLS[currency.trim()];
-    return numberMention(digits, unit, number);
-  }
   if (token !== undefined) {
     if (!/\d/.test(token)) return null;
-    if (!/[A-Za-z]/.test(token)) {
-      // Digits the number alternative refused (a list "1,2,3", a range "12-15", a version "1.2.3").
-      return /^\d+(\.\d+)?$/.test(token)
-        ? numberMention(token, undefined, token)
-        : { kind: "id", key: token, raw: token };
-    }
     const attached = ATTACHED_UNIT.exec(token);
     if (attached?.[1] && attached[2] && proseUnit(attached[2]) !== undefined)
       return numberMention(attached[1], attached[2], token);
@@ -254,8 +302,8 @@ export function extractMentions(raw: string): TextMentions {
   const text = normalized;
   const mentions: Mention[] = [];
   for (const match of text.matchAll(SCANNER)) {
-    const mention = mentionOf(match.groups ?? {}, text, (match.index ?? 0) + match[0].length);
-    if (mention !== null) mentions.push(mention);
+    const start = match.index ?? 0;
+    mentions.push(...mentionsOf(match.groups ?? {}, text, start, start + match[0].length));
   }
   return { mentions, negationCues: countNegationCues(text) };
 }

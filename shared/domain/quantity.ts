@@ -82,6 +82,8 @@ const CALENDAR_CANONICAL: Record<string, string> = {
 
 /** Words people write for units that mathjs spells differently, English and Chinese. */
 const UNIT_ALIASES: Record<string, string> = {
+  // The day's symbol (CONTRACT §4b): `{24 h}` restates `{1 d}`.
+  d: "day",
   天: "day",
   小时: "hour",
   个小时: "hour",

@@ -103,3 +103,54 @@ describe("whole events: constraints, permissions and decisions are never left co
     expect(codes(gate(tasks, { ...honest, coldRefs: ["t-1"] }))).toEqual(["missing"]);
   });
 });
+
+describe("numbers as people write them", () => {
+  const keys = (text: string) => extractMentions(text).mentions.map((m) => m.key);
+
+  it("reads magnitude suffixes exactly, and a unit after them", () => {
+    expect(keys("12.5k USD")).toEqual(keys("12,500 USD"));
+    expect(keys("3M")).toEqual(keys("3000000"));
+    expect(keys("2bn")).toEqual(keys("2000000000"));
+    expect(keys("1.25万")).toEqual(keys("12500"));
+    expect(keys("12km")).toEqual(keys("12 km"));
+    expect(keys("5MB")).not.toEqual(keys("5"));
+  });
+
+  it("reads a currency code before the number as its unit; currencies never convert", () => {
+    expect(keys("EUR 12,500")).toEqual(keys("12,500 EUR"));
+    const events = log({ eventId: "m-1", kind: "fact", text: "The budget is 12,500 USD." });
+    expect(
+      codes(gate(events, candidate({ claims: [textClaim("The budget is EUR 12,500.", ["m-1"])] }))),
+    ).toContain("value-changed");
+    expect(
+      gate(events, candidate({ claims: [textClaim("The budget is USD 12,500.", ["m-1"])] })).reasons,
+    ).toEqual([]);
+  });
+
+  it("reads a range as both its numbers, never as an id", () => {
+    expect(extractMentions("3-5 days").mentions.map((m) => m.kind)).toEqual(["number", "number"]);
+    const events = log({ eventId: "m-1", kind: "fact", text: "Delivery takes 3-5 days." });
+    expect(
+      gate(events, candidate({ claims: [textClaim("Delivery takes 3–5 days.", ["m-1"])] })).reasons,
+    ).toEqual([]);
+    expect(
+      gate(events, candidate({ claims: [textClaim("Delivery takes 3 to 5 days.", ["m-1"])] })).reasons,
+    ).toEqual([]);
+    expect(
+      codes(gate(events, candidate({ claims: [textClaim("Delivery takes 3-7 days.", ["m-1"])] }))),
+    ).toContain("value-changed");
+  });
+
+  it("reads d as the day: {24 h} restates {1 d}", () => {
+    const events = log({
+      eventId: "m-1",
+      kind: "constraint",
+      text: "Keep logs for one day.",
+      assertions: [{ key: "logs/retention", value: { quantity: "1", unit: "d" }, polarity: "affirmed" }],
+    });
+    const claim = settled("logs/retention", { quantity: "24", unit: "h" }, ["m-1"]);
+    expect(gate(events, candidate({ claims: [claim] })).reasons).toEqual([]);
+    const wrong = settled("logs/retention", { quantity: "12", unit: "h" }, ["m-1"]);
+    expect(codes(gate(events, candidate({ claims: [wrong] })))).toEqual(["value-changed"]);
+  });
+});
