@@ -28,9 +28,9 @@ for (const name of readdirSync(dir).filter((n) => !n.endsWith(".md"))) {
   console.log(
     "  deterministic:",
     det.verdict,
-    det.reasons.map((r) => r.code + ":" + r.eventId).join(","),
+    det.reasons.map((r) => `${r.code}:${r.eventId}`).join(","),
     " model:",
     real.verdict,
-    real.reasons.map((r) => r.code + ":" + (r.eventId ?? r.key)).join(","),
+    real.reasons.map((r) => `${r.code}:${r.eventId ?? r.key}`).join(","),
   );
 }

@@ -204,11 +204,11 @@ function mentionsOf(
     if (attached?.[1] && suffix && MAGNITUDES[suffix] !== undefined)
       return [numberMention(scaled(attached[1], suffix), unitAfter(text, end), token)];
   }
-  const single = mentionOf(groups, text, end);
+  const single = mentionOf(groups);
   return single === null ? [] : [single];
 }
 
-function mentionOf(groups: Record<string, string | undefined>, text: string, end: number): Mention | null {
+function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   const { zhMonthDay, monthDayFirst, dayMonthFirst } = groups;
   if (zhMonthDay !== undefined) {
     const [m, d] = (zhMonthDay.match(/\d+/g) ?? []).map(Number);
