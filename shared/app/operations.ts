@@ -2,11 +2,11 @@ import { type ChecklistEntry, gateChecklist } from "../domain/gate.ts";
 import type { MustPreserveItem } from "../domain/must-preserve.ts";
 import type { ConsolidationOutput, Snapshot } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
-import { SELECTOR_VERSION } from "../domain/validity.ts";
+import { SELECTOR_VERSION, selectorNamed } from "../domain/validity.ts";
 import { describeValue } from "../domain/values.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
 import type { Deps, PublishDeps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
-import { publish, readInputs, recall, run, selectorOf, takeSnapshot } from "./pipeline.ts";
+import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
 
 /**
  * Release operations: shadow review and approval, and forward recovery. Each goes through the same
@@ -145,7 +145,7 @@ async function currentSummary(
   if (record?.status !== "PUBLISHED" || record.stale) return null;
   const manifest = await deps.artifacts.readManifest(snapshot.subject, alias.parentArtifactId);
   const same =
-    selectorOf(manifest) === (deps.selectorVersion ?? SELECTOR_VERSION) &&
+    selectorNamed(manifest.selectorVersion) === (deps.selectorVersion ?? SELECTOR_VERSION) &&
     manifest.promptVersion === deps.prompt.version &&
     manifest.modelSnapshot === deps.model.name;
   return same

@@ -30,6 +30,7 @@ import {
 } from "../domain/selector.ts";
 import { StandingResolver } from "../domain/standing-resolver.ts";
 import { countTokens } from "../domain/tokens.ts";
+import { selectorNamed } from "../domain/validity.ts";
 import { InputError } from "../io/event-file.ts";
 import {
   NotFoundError,
@@ -128,11 +129,6 @@ export async function readInputs(
   return { events, context: buildGateContext(selection, events.length) };
 }
 
-/** The selector a manifest was built with (manifests from before v2 say "v1"). */
-export function selectorOf(manifest: Manifest): SelectorVersion {
-  return manifest.selectorVersion === "v1" ? "v1" : "v2";
-}
-
 // ---------------------------------------------------------------- append and invalidation
 
 export interface AppendOutcome extends AppendResult {
@@ -158,7 +154,7 @@ export async function appendEvents(
   if (result.validityChanged) return { ...result, ...(await invalidate(deps, subject)) };
   const snapshot = await deps.events.snapshot(subject);
   const { rebuildAfterEvents } = await deps.settings.settings();
-  const alias = aliasOf(snapshot);
+  const alias = snapshot.expectedAlias;
   const now = rebuildReason(snapshot, alias, rebuildAfterEvents);
   const before = rebuildReason(
     {
@@ -176,13 +172,6 @@ export async function appendEvents(
   return { ...result, staled: [], rebuildRequested: true };
 }
 
-/** The alias a snapshot saw, as the rebuild rule reads it. */
-function aliasOf(snapshot: Snapshot): { sourceEpoch: number; coversThrough: number } | null {
-  return snapshot.expectedAlias
-    ? { sourceEpoch: snapshot.expectedAlias.sourceEpoch, coversThrough: snapshot.expectedAlias.coversThrough }
-    : null;
-}
-
 /**
  * The sweep: every subject that needs a rebuild by committed state (rebuildReason) gets one
  * requested, and what a dead process left undone (STALE marks after an epoch move) is finished:
@@ -193,7 +182,7 @@ export async function sweep(deps: StoreDeps): Promise<Array<{ subject: string; r
   const requested: Array<{ subject: string; reason: string }> = [];
   for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
     const snapshot = await deps.events.snapshot(subject);
-    const alias = aliasOf(snapshot);
+    const alias = snapshot.expectedAlias;
     const reason = rebuildReason(snapshot, alias, rebuildAfterEvents);
     if (reason === null) {
       await deps.events.markChecked(subject, snapshot);
@@ -245,7 +234,7 @@ export async function invalidate(
     if (record.stale || !["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
     // The input list lives in the manifest: one read per live artifact, never an item per input.
     const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
-    const selection = await selectionFor(selectorOf(manifest));
+    const selection = await selectionFor(selectorNamed(manifest.selectorVersion));
     const lost = manifest.inputIds.filter((id) => !selection.validIds.has(id));
     if (lost.length === 0) continue;
     if (await deps.artifacts.markStale(subject, record.artifactId, ["PUBLISHED", "CANDIDATE", "SHADOW"])) {
@@ -513,7 +502,7 @@ async function recheckInputs(deps: PublishDeps, manifest: Manifest): Promise<voi
     deps,
     manifest.subject,
     manifest.newCoversThrough,
-    selectorOf(manifest),
+    selectorNamed(manifest.selectorVersion),
   );
   const root = inputRoot(inputRefs(selection.validInputs));
   if (root !== manifest.inputRoot)

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
  */
 function readPromptFiles(): Record<string, string> {
   let dir = dirname(fileURLToPath(import.meta.url));
-  while (!safeExists(join(dir, "prompts"))) {
+  while (!existsSync(join(dir, "prompts"))) {
     const parent = dirname(dir);
     if (parent === dir) return {};
     dir = parent;
@@ -21,15 +21,6 @@ function readPromptFiles(): Record<string, string> {
       .filter((name) => name.endsWith(".md"))
       .map((name) => [name.slice(0, -3), readFileSync(join(folder, name), "utf8")]),
   );
-}
-
-function safeExists(path: string): boolean {
-  try {
-    readdirSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export const PROMPT_FILES: Readonly<Record<string, string>> = readPromptFiles();

@@ -57,8 +57,6 @@ export interface AppendPlan {
   validityChanged: boolean;
 }
 
-export { positionId } from "./conflicts.ts";
-
 export class EventConflictProblem extends Error {
   constructor(readonly eventIds: string[]) {
     super(`event ids re-sent with different content: ${eventIds.join(", ")}`);
@@ -177,6 +175,7 @@ class Standings {
     this.newById = new Map(newEvents.map((event) => [event.eventId, event]));
     this.before = new StandingResolver(async (ids) => {
       const found = new Map<string, ActedEvent>();
+      await this.prefetch(ids);
       for (const id of ids) {
         const record = this.newById.has(id) ? null : await this.stored(id);
         if (record) found.set(id, record);

@@ -291,12 +291,12 @@ const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;
  * The text as the extractor reads it (CONTRACT §4b): NFKC (full-width １２５００ is 12500) without
  * zero-width characters. Ids stay case- and script-sensitive: NFKC folds neither case nor script.
  */
-export function normalizeText(text: string): string {
+function normalizeForExtraction(text: string): string {
   return text.normalize("NFKC").replace(ZERO_WIDTH, "");
 }
 
 export function extractMentions(raw: string): TextMentions {
-  const normalized = normalizeText(raw);
+  const normalized = normalizeForExtraction(raw);
   if (!MAY_HOLD_MENTION.test(normalized))
     return { mentions: [], negationCues: countNegationCues(normalized) };
   const text = normalized;

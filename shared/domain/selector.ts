@@ -21,7 +21,7 @@ import {
  * picks a conflict's winner. Linear in events plus links: revokes and supersedes only point at
  * lower sequences, so one pass from the highest sequence down settles every event.
  */
-export { type InvalidReason, isTrusted, SELECTOR_VERSION, type SelectorVersion } from "./validity.ts";
+export { type InvalidReason, SELECTOR_VERSION, type SelectorVersion } from "./validity.ts";
 
 /** One side of a conflict: a (polarity, value) held by a member against another event's. */
 export interface ConflictPosition {

@@ -43,12 +43,6 @@ export interface ActorStanding {
 
 const trustRank = (trust: Trust): number => TRUST_LEVELS.indexOf(trust);
 
-/** Whether the policy lets this event's trust level and source count. */
-export function isTrusted(event: Pick<MemoryEvent, "trust" | "source">, policy: TrustPolicy): boolean {
-  if (trustRank(event.trust) < trustRank(policy.minTrust)) return false;
-  return !isBlockedSource(event.source, policy);
-}
-
 function isBlockedSource(source: string | undefined, policy: TrustPolicy): boolean {
   if (source === undefined) return false;
   return policy.blockedSources.some((pattern) =>

@@ -196,6 +196,11 @@ export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Arra
   return writes;
 }
 
+/** A single write's condition did not hold (not a cancelled transaction: see `publishRefusal`). */
+export function isConditionFailure(error: unknown): boolean {
+  return (error as { name?: string } | null)?.name === "ConditionalCheckFailedException";
+}
+
 /** Bytes an index item costs a transaction: its keys and names, generously. */
 const INDEX_ITEM_OVERHEAD = 256;
 

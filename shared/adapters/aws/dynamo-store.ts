@@ -48,6 +48,7 @@ import {
   IndexItem,
   indexSk,
   indexWrites,
+  isConditionFailure,
   pk,
   publishRefusal,
   recordOf,
@@ -93,25 +94,35 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
 
   private async loadEvents(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
     const found = new Map<string, StoredEvent>();
-    const unique = [...new Set(ids)];
+    for (const raw of await this.batchGetAll(subject, ids.map(eventSk))) {
+      const item = EventItem.parse(raw);
+      const event = decodeStoredEvent(item.body, item.seq, item.hash);
+      found.set(event.eventId, { event, hash: item.hash, actors: item.actors });
+    }
+    return found;
+  }
+
+  /** The items of a subject with these sort keys (absent ones skipped), 100 keys a BatchGetItem. */
+  private async batchGetAll(
+    subject: string,
+    sortKeys: readonly string[],
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    const unique = [...new Set(sortKeys)];
     for (let start = 0; start < unique.length; start += 100) {
       let keys: Array<Record<string, unknown>> | undefined = unique
         .slice(start, start + 100)
-        .map((id) => ({ pk: pk(subject), sk: eventSk(id) }));
+        .map((sk) => ({ pk: pk(subject), sk }));
       // BatchGetItem may return part of the keys unprocessed under load: ask again for those.
       while (keys && keys.length > 0) {
         const result: BatchGetCommandOutput = await this.doc.send(
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
         );
-        for (const raw of result.Responses?.[this.tableName] ?? []) {
-          const item = EventItem.parse(raw);
-          const event = decodeStoredEvent(item.body, item.seq, item.hash);
-          found.set(event.eventId, { event, hash: item.hash, actors: item.actors });
-        }
+        items.push(...(result.Responses?.[this.tableName] ?? []));
         keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
       }
     }
-    return found;
+    return items;
   }
 
   /**
@@ -125,20 +136,10 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     subject: string,
     keyScopes: ReadonlyArray<{ key: string; scope: string }>,
   ): Promise<ConflictIndexEntry[]> {
-    const heads = new Map<string, Record<string, unknown>>();
-    const unique = [...new Map(keyScopes.map((ks) => [indexSk(ks.key, ks.scope), ks])).keys()];
-    for (let start = 0; start < unique.length; start += 100) {
-      let keys: Array<Record<string, unknown>> | undefined = unique
-        .slice(start, start + 100)
-        .map((sk) => ({ pk: pk(subject), sk }));
-      while (keys && keys.length > 0) {
-        const result: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const raw of result.Responses?.[this.tableName] ?? []) heads.set(String(raw.sk), raw);
-        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
-      }
-    }
+    const unique = [...new Set(keyScopes.map((ks) => indexSk(ks.key, ks.scope)))];
+    const heads = new Map(
+      (await this.batchGetAll(subject, unique)).map((raw) => [String(raw.sk), raw] as const),
+    );
     const entries: ConflictIndexEntry[] = [];
     for (const sk of unique) {
       const raw = heads.get(sk);
@@ -400,7 +401,8 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
 
   /** Every item a Query matches, page after page (strongly consistent). */
   private async queryAll(
-    input: Omit<QueryCommandInput, "TableName" | "ExclusiveStartKey" | "ConsistentRead">,
+    input: Omit<QueryCommandInput, "TableName" | "ExclusiveStartKey" | "ConsistentRead" | "Limit">,
+    limit = Number.POSITIVE_INFINITY,
   ) {
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
@@ -411,11 +413,12 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
           TableName: this.tableName,
           ConsistentRead: true,
           ExclusiveStartKey: start,
+          ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
         }),
       );
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
-    } while (start);
+    } while (start && items.length < limit);
     return items;
   }
 
@@ -436,32 +439,23 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
   }
 
   async eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]> {
-    const records: StoredEvent[] = [];
-    if (after >= through || limit <= 0) return records;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: TABLE_KEYS.sequenceIndex,
-          KeyConditionExpression: "pk = :pk AND seq BETWEEN :from AND :to",
-          ExpressionAttributeValues: { ":pk": pk(subject), ":from": after + 1, ":to": through },
-          ConsistentRead: true,
-          Limit: limit - records.length,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      for (const raw of page.Items ?? []) {
-        const item = EventItem.parse(raw);
-        records.push({
-          event: decodeStoredEvent(item.body, item.seq, item.hash),
-          hash: item.hash,
-          actors: item.actors,
-        });
-      }
-      start = page.LastEvaluatedKey;
-    } while (start && records.length < limit);
-    return records;
+    if (after >= through || limit <= 0) return [];
+    const items = await this.queryAll(
+      {
+        IndexName: TABLE_KEYS.sequenceIndex,
+        KeyConditionExpression: "pk = :pk AND seq BETWEEN :from AND :to",
+        ExpressionAttributeValues: { ":pk": pk(subject), ":from": after + 1, ":to": through },
+      },
+      limit,
+    );
+    return items.map((raw) => {
+      const item = EventItem.parse(raw);
+      return {
+        event: decodeStoredEvent(item.body, item.seq, item.hash),
+        hash: item.hash,
+        actors: item.actors,
+      };
+    });
   }
 
   eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
@@ -539,7 +533,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       );
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === "ConditionalCheckFailedException") return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
@@ -582,7 +576,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       );
     } catch (error) {
       // The clock moved since the check: the mark stays, and the next sweep looks again.
-      if (!(error instanceof Error && error.name === "ConditionalCheckFailedException")) throw error;
+      if (!isConditionFailure(error)) throw error;
     }
   }
 
@@ -694,7 +688,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
         }),
       );
     } catch (error) {
-      if ((error as { name?: string }).name === "ConditionalCheckFailedException")
+      if (isConditionFailure(error))
         throw new AlreadyWrittenError(`artifact record ${record.artifactId}`, { cause: error });
       throw error;
     }
@@ -771,7 +765,7 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
       );
       return true;
     } catch (error) {
-      if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }

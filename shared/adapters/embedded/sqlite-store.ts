@@ -414,13 +414,8 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     expected: Clock,
     moveEpoch: boolean,
   ): Promise<Clock | null> {
-    return this.exclusive(() => {
-      const clock = this.readClock(subject);
-      if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return null;
-      const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) };
-      this.writeClock(subject, next, TrustPolicySchema.parse(policy));
-      return next;
-    });
+    const parsed = TrustPolicySchema.parse(policy);
+    return this.exclusive(() => this.updateClockIf(subject, expected, moveEpoch, { policy: parsed }));
   }
 
   async selectorVersion(subject: string): Promise<SelectorVersion> {
@@ -433,17 +428,28 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     expected: Clock,
     moveEpoch: boolean,
   ): Promise<boolean> {
-    return this.exclusive(() => {
-      const clock = this.readClock(subject);
-      if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return false;
-      this.writeClock(
-        subject,
-        { ...clock, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) },
-        clock.policy,
-      );
-      this.statement("UPDATE clock SET selector = ? WHERE subject = ?").run(version, subject);
-      return true;
-    });
+    return this.exclusive(
+      () => this.updateClockIf(subject, expected, moveEpoch, { selector: version }) !== null,
+    );
+  }
+
+  /**
+   * Inside a transaction: sets the policy or the selector on the clock only if it still equals
+   * `expected`, moving the epoch by one when `moveEpoch`; null when the clock moved meanwhile.
+   */
+  private updateClockIf(
+    subject: string,
+    expected: Clock,
+    moveEpoch: boolean,
+    set: { policy?: TrustPolicy; selector?: SelectorVersion },
+  ): Clock | null {
+    const clock = this.readClock(subject);
+    if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return null;
+    const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) };
+    this.writeClock(subject, next, set.policy ?? clock.policy);
+    if (set.selector !== undefined)
+      this.statement("UPDATE clock SET selector = ? WHERE subject = ?").run(set.selector, subject);
+    return next;
   }
 
   async subjectsToCheck(rebuildAfterEvents: number): Promise<string[]> {
@@ -671,11 +677,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     value: string | number,
   ): boolean {
     if (from.length === 0) return false;
-    const changed = this.db
-      .prepare(
-        `UPDATE artifacts SET ${assignment} WHERE subject = ? AND artifact_id = ? AND stale = 0 AND status IN (${from.map(() => "?").join(", ")})`,
-      )
-      .run(value, subject, artifactId, ...from);
+    const changed = this.statement(
+      `UPDATE artifacts SET ${assignment} WHERE subject = ? AND artifact_id = ? AND stale = 0 AND status IN (${from.map(() => "?").join(", ")})`,
+    ).run(value, subject, artifactId, ...from);
     return changed.changes === 1;
   }
 
