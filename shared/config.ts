@@ -11,6 +11,8 @@ const Environment = z.object({
   MEMGATE_BUCKET: z.string().min(1).optional(),
   MEMGATE_QUEUE_URL: z.string().min(1).optional(),
   MEMGATE_GENERATION_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** The bearer token `memgate serve` requires when --token is not given. */
+  MEMGATE_TOKEN: z.string().min(1).optional(),
   /** "1" prints the stack of an unexpected error. */
   MEMGATE_DEBUG: z.string().optional(),
 });

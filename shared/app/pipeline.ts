@@ -51,6 +51,7 @@ import type {
 import { shownStatus } from "../ports/store.ts";
 import type { Failpoints } from "./failpoints.ts";
 import { GenerationFailedError, type ModelPort, type Prompt } from "./model.ts";
+import { buildRecallIndex, RecallIndex, searchCold } from "./recall-index.ts";
 
 /**
  * The consolidation lifecycle as use cases: append, snapshot, generate, publish, recall,
@@ -181,18 +182,33 @@ export async function sweep(deps: StoreDeps): Promise<Array<{ subject: string; r
   const { rebuildAfterEvents } = await deps.settings.settings();
   const requested: Array<{ subject: string; reason: string }> = [];
   for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
-    const snapshot = await deps.events.snapshot(subject);
-    const alias = snapshot.expectedAlias;
-    const reason = rebuildReason(snapshot, alias, rebuildAfterEvents);
-    if (reason === null) {
-      await deps.events.markChecked(subject, snapshot);
-      continue;
-    }
-    if (alias !== null && alias.sourceEpoch !== snapshot.inputEpoch) await invalidate(deps, subject);
-    else await deps.queue.send(snapshot);
-    requested.push({ subject, reason });
+    const reason = await requestRebuildIfNeeded(deps, subject, rebuildAfterEvents);
+    if (reason !== null) requested.push({ subject, reason });
   }
   return requested;
+}
+
+/**
+ * One subject by its committed state: when it needs a rebuild (rebuildReason) the snapshot is
+ * sent (after finishing the STALE marks of an epoch move) and the reason returned; otherwise its
+ * check mark is cleared. The sweep and the outbox (DynamoDB Streams) both come here; repeats are
+ * harmless, the queue deduplicates on subject:highWater:epoch.
+ */
+export async function requestRebuildIfNeeded(
+  deps: StoreDeps,
+  subject: string,
+  rebuildAfterEvents: number,
+): Promise<string | null> {
+  const snapshot = await deps.events.snapshot(subject);
+  const alias = snapshot.expectedAlias;
+  const reason = rebuildReason(snapshot, alias, rebuildAfterEvents);
+  if (reason === null) {
+    await deps.events.markChecked(subject, snapshot);
+    return null;
+  }
+  if (alias !== null && alias.sourceEpoch !== snapshot.inputEpoch) await invalidate(deps, subject);
+  else await deps.queue.send(snapshot);
+  return reason;
 }
 
 /** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
@@ -248,17 +264,18 @@ export async function invalidate(
   return { staled, rebuildRequested: true };
 }
 
-export async function revokeEvent(
+/** Revokes events (one revocation event naming them all); the epoch moves, what used them goes STALE. */
+export async function revokeEvents(
   deps: AppendDeps,
   subject: string,
-  eventId: string,
+  eventIds: readonly string[],
   reason?: string,
 ): Promise<AppendOutcome> {
   return appendEvents(deps, subject, [
     {
       eventId: `rev-${deps.newId()}`,
       kind: "revocation",
-      revokes: [eventId],
+      revokes: [...eventIds],
       ...(reason ? { text: reason } : {}),
     },
   ]);
@@ -356,7 +373,11 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     policy: context.selection.policy,
     createdAt: deps.now().toISOString(),
   };
-  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, artifactBody(answer), manifest, report);
+  const body = artifactBody(answer);
+  // A passing candidate gets its recall index (budget order, cold search) written beside it.
+  const recallIndex =
+    report.verdict === "pass" ? buildRecallIndex(context, ConsolidationOutputSchema.parse(body)) : undefined;
+  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, body, manifest, report, recallIndex);
   deps.failpoints.hit("after-artifact-write");
   const status = report.verdict === "pass" ? "CANDIDATE" : "REJECTED";
   const record: ArtifactRecord = {
@@ -539,6 +560,8 @@ export interface Recall {
   highWater: number;
   inputEpoch: number;
   artifactId: string | null;
+  /** The scope asked for (its items and the global ones are served), null for all. */
+  scope: string | null;
   claims: ConsolidationOutput["claims"];
   pending: ConsolidationOutput["pending"];
   unresolvedConflicts: ConsolidationOutput["unresolvedConflicts"];
@@ -547,25 +570,73 @@ export interface Recall {
   tail: SequencedEvent[];
   /** Valid events (raw mode), one page. */
   events: SequencedEvent[];
+  /** Cold-layer events of the summary matching `query`, best first (first page only). */
+  cold: SequencedEvent[];
+  /** What the token budget left out of this answer (the tail and raw events continue by cursor). */
+  omitted: { claims: number; pending: number; unresolvedConflicts: number; summary: boolean; cold: number };
   /** Pass as `cursor` for the next page of `tail` or `events`; null when this page is the last. */
   nextCursor: string | null;
 }
 
 export interface RecallOptions {
-  /** At most this many tokens (cl100k_base) of events in the answer. */
+  /** At most this many tokens (cl100k_base) in the answer's items and events. */
   budget?: number | undefined;
   /** From `nextCursor`: continue the tail or the raw events after the previous page. */
   cursor?: string | undefined;
+  /** Only this scope's items and events, and the global ones. */
+  scope?: string | undefined;
+  /** Lexical search over the served summary's cold layer. */
+  query?: string | undefined;
 }
 
 /** At most this many events in one recall answer; `nextCursor` pages on. */
 export const RECALL_PAGE_EVENTS = 1000;
+/** At most this many cold events matching a query. */
+export const RECALL_COLD_MATCHES = 20;
+
+const NOTHING_OMITTED: Recall["omitted"] = {
+  claims: 0,
+  pending: 0,
+  unresolvedConflicts: 0,
+  summary: false,
+  cold: 0,
+};
+
+/** Spends a token budget item by item, in the order the caller offers them. */
+class TokenBudget {
+  private used = 0;
+  constructor(private readonly limit: number | undefined) {}
+  /** True (and counted) when the item fits what is left; always true without a budget. */
+  take(item: unknown): boolean {
+    if (this.limit === undefined) return true;
+    const cost = countTokens(typeof item === "string" ? item : JSON.stringify(item));
+    if (this.used + cost > this.limit) return false;
+    this.used += cost;
+    return true;
+  }
+  get remaining(): number | undefined {
+    return this.limit === undefined ? undefined : this.limit - this.used;
+  }
+}
+
+/** Whether something in `scope` is served to a recall for `wanted` (its scope and the global one). */
+function inScope(wanted: string | undefined, scope: string): boolean {
+  return wanted === undefined || scope === wanted || scope === "global";
+}
+
+/** An event is in a scope when it asserts nothing (it is about the subject) or asserts in it. */
+function eventInScope(wanted: string | undefined, event: MemoryEvent): boolean {
+  if (wanted === undefined || !event.assertions || event.assertions.length === 0) return true;
+  return event.assertions.some((assertion) => inScope(wanted, assertion.scope));
+}
 
 /**
  * Serves the summary plus its tail only when the alias's epoch equals the clock's, the artifact is
  * PUBLISHED and the tenant is not in bypass; otherwise the raw valid events and why. Revoked,
  * superseded and untrusted events are never served. Events come a page at a time (never the whole
- * log per call), within `budget` tokens when given; a page after the first carries only events.
+ * log per call). Under a token budget the first page spends it in this order: claims that keep
+ * must-preserve items, pending items, unresolved conflicts, the other claims, the prose summary,
+ * the tail, then cold events matching `query`; what did not fit is counted in `omitted`.
  */
 export async function recall(
   deps: Pick<Deps, "events" | "artifacts" | "settings">,
@@ -583,9 +654,14 @@ export async function recall(
       : alias.sourceEpoch !== snapshot.inputEpoch
         ? `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${snapshot.inputEpoch}); raw until it is rebuilt`
         : null;
-  const base = { highWater: snapshot.highWater, inputEpoch: snapshot.inputEpoch };
+  const base = {
+    highWater: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    scope: options.scope ?? null,
+  };
+  const budget = new TokenBudget(options.budget);
   const raw = async (why: string): Promise<Recall> => {
-    const page = await validPage(deps, snapshot, after ?? 0, options.budget);
+    const page = await validPage(deps, snapshot, after ?? 0, budget, options.scope);
     return {
       mode: "raw",
       reason: why,
@@ -597,6 +673,8 @@ export async function recall(
       summary: null,
       tail: [],
       events: page.events,
+      cold: [],
+      omitted: NOTHING_OMITTED,
       nextCursor: page.nextCursor,
     };
   };
@@ -617,21 +695,107 @@ export async function recall(
       `summary ${alias.parentArtifactId} cannot be read (${error instanceof Error ? error.name : "error"}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}); raw until it is rebuilt`,
     );
   }
-  const first = after === null;
-  const page = await validPage(deps, snapshot, after ?? alias.coversThrough, options.budget);
+  if (after !== null) {
+    const page = await validPage(deps, snapshot, after, budget, options.scope);
+    return {
+      mode: "summary",
+      reason: `summary ${alias.parentArtifactId}: the tail continues`,
+      ...base,
+      artifactId: alias.parentArtifactId,
+      claims: [],
+      pending: [],
+      unresolvedConflicts: [],
+      summary: null,
+      tail: page.events,
+      events: [],
+      cold: [],
+      omitted: NOTHING_OMITTED,
+      nextCursor: page.nextCursor,
+    };
+  }
+  const index =
+    options.budget !== undefined || options.query !== undefined
+      ? await readRecallIndex(deps, subject, alias.parentArtifactId)
+      : null;
+  const served = serveWithin(budget, body, options.scope, new Set(index?.mustPreserveClaims ?? []));
+  const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope);
+  const cold = await coldMatches(deps, snapshot, index, options, budget);
   return {
     mode: "summary",
-    reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}`,
+    reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}`,
     ...base,
     artifactId: alias.parentArtifactId,
-    claims: first ? body.claims : [],
-    pending: first ? body.pending : [],
-    unresolvedConflicts: first ? body.unresolvedConflicts : [],
-    summary: first ? body.summary : null,
+    ...served.parts,
     tail: page.events,
     events: [],
+    cold: cold.events,
+    omitted: { ...served.omitted, cold: cold.omitted },
     nextCursor: page.nextCursor,
   };
+}
+
+async function readRecallIndex(
+  deps: Pick<Deps, "artifacts">,
+  subject: string,
+  artifactId: string,
+): Promise<RecallIndex | null> {
+  try {
+    return RecallIndex.parse(await deps.artifacts.readRecallIndex(subject, artifactId));
+  } catch (error) {
+    // Older artifacts have none; recall then orders claims as written and answers no query.
+    if (error instanceof NotFoundError || error instanceof z.ZodError) return null;
+    throw error;
+  }
+}
+
+/** The summary's parts in budget order (see `recall`), restored to the artifact's own order. */
+function serveWithin(
+  budget: TokenBudget,
+  body: ConsolidationOutput,
+  scope: string | undefined,
+  mustPreserveClaims: ReadonlySet<number>,
+) {
+  const claims = body.claims
+    .map((claim, index) => ({ claim, index }))
+    .filter((c) => inScope(scope, c.claim.scope));
+  const first = claims.filter((c) => mustPreserveClaims.has(c.index));
+  const rest = claims.filter((c) => !mustPreserveClaims.has(c.index));
+  const keptFirst = first.filter((c) => budget.take(c.claim));
+  const pending = body.pending.filter((item) => budget.take(item));
+  const conflicts = body.unresolvedConflicts.filter((c) => inScope(scope, c.scope));
+  const keptConflicts = conflicts.filter((conflict) => budget.take(conflict));
+  const keptRest = rest.filter((c) => budget.take(c.claim));
+  const summary = budget.take(body.summary) ? body.summary : null;
+  const kept = [...keptFirst, ...keptRest].sort((a, b) => a.index - b.index).map((c) => c.claim);
+  return {
+    parts: { claims: kept, pending, unresolvedConflicts: keptConflicts, summary },
+    omitted: {
+      claims: claims.length - kept.length,
+      pending: body.pending.length - pending.length,
+      unresolvedConflicts: conflicts.length - keptConflicts.length,
+      summary: summary === null,
+    },
+  };
+}
+
+/** Cold events matching the query (from the artifact's index, never a scan), within the budget. */
+async function coldMatches(
+  deps: Pick<Deps, "events">,
+  snapshot: Snapshot,
+  index: RecallIndex | null,
+  options: RecallOptions,
+  budget: TokenBudget,
+): Promise<{ events: SequencedEvent[]; omitted: number }> {
+  if (index === null || options.query === undefined || options.query.trim() === "")
+    return { events: [], omitted: 0 };
+  const ids = searchCold(index, options.query, RECALL_COLD_MATCHES);
+  if (ids.length === 0) return { events: [], omitted: 0 };
+  const stored = await deps.events.eventsById(snapshot.subject, ids);
+  const matches = ids
+    .map((id) => stored.get(id)?.event)
+    .filter((event): event is SequencedEvent => event !== undefined && eventInScope(options.scope, event));
+  const events = matches.filter((event) => budget.take(event));
+  return { events, omitted: matches.length - events.length };
 }
 
 /**
@@ -643,25 +807,23 @@ async function validPage(
   deps: Pick<Deps, "events">,
   snapshot: Snapshot,
   after: number,
-  budget: number | undefined,
+  budget: TokenBudget,
+  scope: string | undefined,
 ): Promise<{ events: SequencedEvent[]; nextCursor: string | null }> {
   const { subject, highWater } = snapshot;
   const policy = await deps.events.trustPolicy(subject);
   const resolver = new StandingResolver((ids) => deps.events.eventsById(subject, ids), policy, highWater);
   const events: SequencedEvent[] = [];
-  let tokens = 0;
   let position = after;
   while (position < highWater) {
     const records = await deps.events.eventsPage(subject, position, highWater, RECALL_PAGE_EVENTS);
     if (records.length === 0) break;
     resolver.remember(records);
     for (const { event } of records) {
-      if (await resolver.isValidInput(event.eventId)) {
-        const cost = budget === undefined ? 0 : countTokens(JSON.stringify(event));
-        if (events.length >= RECALL_PAGE_EVENTS || (budget !== undefined && tokens + cost > budget))
+      if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
+        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(event))
           return { events, nextCursor: encodeCursor(position) };
         events.push(event);
-        tokens += cost;
       }
       position = event.sequence;
     }

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appendEvents, readInputs, recall, revokeEvent, run, takeSnapshot } from "../app/pipeline.ts";
+import { appendEvents, readInputs, recall, revokeEvents, run, takeSnapshot } from "../app/pipeline.ts";
 import { budgetTokens } from "../domain/gate.ts";
 import { canonicalJson } from "../domain/hashing.ts";
 import { countTokens } from "../domain/tokens.ts";
@@ -75,7 +75,7 @@ export async function demoCommand(
     );
 
     say(`4. revoke ${REVOKED} (alpha's budget): the epoch moves in the same transaction`);
-    const revoked = await revokeEvent(deps, SUBJECT, REVOKED, "the budget figure was wrong");
+    const revoked = await revokeEvents(deps, SUBJECT, [REVOKED], "the budget figure was wrong");
     const fallback = await recall(deps, SUBJECT);
     expect(fallback.mode === "raw", "recall still served the summary after the revocation");
     expect(!fallback.events.some((e) => e.eventId === REVOKED), "recall served the revoked event");

@@ -32,6 +32,7 @@ Commands:
   migrate      move subjects created before selector v2 onto it (the embedded store does it on open)
   policy       a subject's trust policy (minTrust, blocked sources); raising it marks summaries STALE
   settings     the store's publish mode (live|shadow) and recall bypass (on|off)
+  serve        the HTTP API over the store, with the worker and the sweep in process
   demo         the embedded walk-through (what npm start runs)
 
 Store commands take --home DIR (default $MEMGATE_HOME or ./.memgate) or --store aws.
@@ -96,6 +97,11 @@ const FLAG_HELP: Record<string, [string, string]> = {
   "rebuild-after": ["EVENTS", "rebuild a summary once this many events are not covered (default 50)"],
   run: ["", "also run the requested rebuilds here (on AWS that is the worker's job)"],
   cursor: ["C", "the nextCursor of the previous answer: the next page of events"],
+  scope: ["S", "only that scope's claims, conflicts and events, and the global ones"],
+  query: ["TEXT", "search the summary's cold layer (its index, never the log) for these words"],
+  port: ["PORT", "port to listen on (default 8787; 0 picks a free one)"],
+  host: ["ADDRESS", "address to bind (default 127.0.0.1: loopback only)"],
+  token: ["T", "require Authorization: Bearer T on every route but /healthz (or $MEMGATE_TOKEN)"],
   events: ["FILE", "MemoryEvent JSON Lines"],
   candidate: ["FILE", "the candidate summary (ConsolidationOutput JSON)"],
   policy: ["FILE", 'trust policy JSON ({"minTrust": …, "blockedSources": […]})'],

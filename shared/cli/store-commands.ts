@@ -9,16 +9,20 @@ import {
   generate,
   publish,
   recall,
-  revokeEvent,
+  revokeEvents,
   run,
   subjectOfArtifact,
   sweep,
   takeSnapshot,
 } from "../app/pipeline.ts";
+import { parseRecallOptions } from "../app/recall-options.ts";
 import { migrateSelectors } from "../app/selector-migration.ts";
+import { workOnMessage } from "../app/worker.ts";
+import { env } from "../config.ts";
 import { Snapshot, Subject, TrustPolicy } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
 import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "../domain/validity.ts";
+import { startLocalServer } from "../http/local-server.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
 import { readUserText } from "../io/read-text.ts";
 import {
@@ -195,6 +199,8 @@ function describeRecall(result: Recall): string {
       lines.push(`  pending: ${item.text}  <- ${item.derivedFrom.join(", ")}`);
     for (const event of result.tail)
       lines.push(`  tail ${event.sequence} ${event.eventId}: ${event.text ?? ""}`);
+    for (const event of result.cold)
+      lines.push(`  cold match ${event.sequence} ${event.eventId}: ${event.text ?? ""}`);
   } else {
     for (const event of result.events)
       lines.push(`  ${event.sequence} ${event.eventId} [${event.kind}] ${event.text ?? ""}`);
@@ -233,7 +239,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
       const subject = subjectArg(positionals);
       const eventId = need(positionals, 1, "EVENT_ID");
       return withDeps(values, io, async (deps) => {
-        const result = await revokeEvent(deps, subject, eventId, values.reason as string | undefined);
+        const result = await revokeEvents(deps, subject, [eventId], values.reason as string | undefined);
         print(
           io,
           values,
@@ -333,14 +339,19 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   }),
 
   recall: command(
-    "memgate recall SUBJECT [--budget TOKENS] [--cursor C]",
-    { cursor: { type: "string" } },
+    "memgate recall SUBJECT [--scope S] [--budget TOKENS] [--query TEXT] [--cursor C]",
+    { cursor: { type: "string" }, scope: { type: "string" }, query: { type: "string" } },
     async (values, positionals, io) => {
       const subject = subjectArg(positionals);
-      const budget = boundedInt(values.budget, "--budget", MAX_BUDGET_TOKENS);
-      const cursor = values.cursor as string | undefined;
+      const options = parseRecallOptions({
+        budget: values.budget,
+        cursor: values.cursor,
+        scope: values.scope,
+        query: values.query,
+      });
+      if (!options.success) throw new UsageError(`--${describeIssues(options.error)}`);
       return withStoreDeps(values, io, async (deps) => {
-        const result = await recall(deps, subject, { budget, cursor });
+        const result = await recall(deps, subject, options.data);
         print(io, values, result, describeRecall(result));
         return EXIT.ok;
       });
@@ -461,6 +472,51 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
       }),
   ),
 
+  serve: command(
+    "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. Prints its URL; one log line per request\ngoes to stderr. SIGINT or SIGTERM stops it after the current generation.",
+    { port: { type: "string" }, host: { type: "string" }, token: { type: "string" } },
+    async (values, _positionals, io) => {
+      const port = boundedInt(values.port, "--port", 65_535) ?? 8787;
+      const host = (values.host as string | undefined) ?? "127.0.0.1";
+      if (host.trim() === "")
+        throw new UsageError("--host is empty: name an address to bind (default 127.0.0.1)");
+      const token = (values.token as string | undefined) ?? env.MEMGATE_TOKEN;
+      if (token !== undefined && token.length < 8)
+        throw new UsageError("--token must be at least 8 characters (or leave it out on loopback)");
+      return withDeps(values, io, async (deps) => {
+        let server: Awaited<ReturnType<typeof startLocalServer>>;
+        try {
+          server = await startLocalServer(deps, {
+            port,
+            host,
+            token,
+            out: (line) => io.out(line),
+            log: (line) => io.err(`memgate: ${line}`),
+          });
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL" || code === "EACCES")
+            throw new InputError(
+              `--host ${host} --port ${port}: cannot listen there (${code}); choose another`,
+            );
+          throw error;
+        }
+        if (token === undefined && !["127.0.0.1", "::1", "localhost"].includes(host))
+          io.err(
+            `memgate: warning: listening on ${host} without --token: anyone who can reach it reads and writes memory`,
+          );
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        io.err("memgate: stopping: no new requests; finishing the current generation");
+        await server.close();
+        io.err("memgate: stopped");
+        return EXIT.ok;
+      });
+    },
+  ),
+
   migrate: command(
     "memgate migrate\n\nMoves every subject created before selector v2 onto it: where v2 reads a log differently\n(a supersession chain, a compatible pair v1 called a conflict) the epoch moves once, recall\nfalls back to raw and a rebuild is requested. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws).",
     {},
@@ -554,7 +610,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   ),
 };
 
-/** Runs queued snapshots as the worker would, acknowledging each: what `sweep` requested. */
+/** Runs queued snapshots as the worker would (the same use case), acknowledging each: what `sweep` requested. */
 async function drainQueue(
   deps: Deps,
   expected: number,
@@ -564,18 +620,17 @@ async function drainQueue(
     const messages = await deps.queue.receive(10);
     if (messages.length === 0) break;
     for (const message of messages) {
-      try {
-        const outcome = await run(deps, message.body);
-        done.push({
-          subject: message.body.subject,
-          status: outcome.status,
-          ...("artifactId" in outcome ? { artifactId: outcome.artifactId } : {}),
-        });
-      } catch (error) {
-        if (!(error instanceof PublishRefusedError)) throw error;
-        done.push({ subject: message.body.subject, status: `refused (${error.reason})` });
+      const outcome = await workOnMessage(deps, message.body);
+      if (outcome.action === "retry") {
+        await deps.queue.release(message.receipt);
+        throw outcome.error;
       }
       await deps.queue.ack(message.receipt);
+      done.push({
+        subject: message.body.subject,
+        status: outcome.status === "refused" ? `refused (${outcome.refusal})` : outcome.status,
+        ...("artifactId" in outcome ? { artifactId: outcome.artifactId } : {}),
+      });
     }
   }
   return done;

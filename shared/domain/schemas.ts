@@ -216,7 +216,7 @@ export const TRUST_LEVELS = ["untrusted", "tool", "user", "verified"] as const;
 export const Trust = z.enum(TRUST_LEVELS, { error: `trust must be one of: ${TRUST_LEVELS.join(", ")}` });
 export type Trust = z.infer<typeof Trust>;
 
-const MemoryEventObject = z
+export const MemoryEventObject = z
   .object({
     eventId: EventId,
     kind: EventKind,
@@ -321,7 +321,7 @@ export const ConflictRef = z.object({
 });
 export type ConflictRef = z.infer<typeof ConflictRef>;
 
-const ConsolidationOutputObject = z
+export const ConsolidationOutputObject = z
   .object({
     claims: z.array(Claim, { error: "claims is required: an array" }),
     pending: z.array(PendingItem, { error: "pending is required: an array" }),

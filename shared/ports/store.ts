@@ -130,8 +130,9 @@ export interface ArtifactRecord {
 /** Write-once artifact bodies and manifests, and their status records. */
 export interface ArtifactStore {
   /**
-   * Writes the artifact body, its manifest and (when given) its full gate report under new keys;
-   * AlreadyWrittenError if any exists. The record keeps a compact copy of the report.
+   * Writes the artifact body, its manifest and (when given) its full gate report and its recall
+   * index under new keys; AlreadyWrittenError if any exists. The record keeps a compact copy of
+   * the report.
    */
   writeArtifact(
     subject: string,
@@ -139,7 +140,10 @@ export interface ArtifactStore {
     body: unknown,
     manifest: Manifest,
     report?: GateReport,
+    recallIndex?: unknown,
   ): Promise<void>;
+  /** The recall index written with the artifact (NotFoundError when it was written without one). */
+  readRecallIndex(subject: string, artifactId: string): Promise<unknown>;
   /** The full gate report written with the artifact. */
   readReport(subject: string, artifactId: string): Promise<GateReport>;
   readArtifact(subject: string, artifactId: string): Promise<unknown>;
@@ -197,7 +201,13 @@ export interface QueueMessage {
 export interface SnapshotQueue {
   send(snapshot: Snapshot): Promise<void>;
   receive(max: number): Promise<QueueMessage[]>;
+  /** Done with the message: it is removed. */
   ack(receipt: string): Promise<void>;
+  /**
+   * Not done: the message comes back for another try after a delay (SQS: when its visibility
+   * timeout ends), and to the dead-letter queue after the queue's maximum receives.
+   */
+  release(receipt: string): Promise<void>;
 }
 
 /** The queue's deduplication id: the same snapshot sent twice is one message. */

@@ -12,7 +12,7 @@ import {
   publish,
   readInputs,
   recall,
-  revokeEvent,
+  revokeEvents,
   run,
   sweep,
   takeSnapshot,
@@ -93,6 +93,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
           },
           receive: (max: number) => queue.receive(max),
           ack: (receipt: string) => queue.ack(receipt),
+          release: (receipt: string) => queue.release(receipt),
         },
       };
     };
@@ -345,12 +346,12 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
         expect((await deps.events.snapshot(subject)).inputEpoch).toBe(length - 1);
         const middle = Math.ceil(length / 2);
         if (length > 2) {
-          const revoked = await revokeEvent(deps, subject, `v-${middle}`);
+          const revoked = await revokeEvents(deps, subject, [`v-${middle}`]);
           expect(revoked.epochMoved).toBe(true);
           expect(await valid()).toEqual({ ids: [`v-${middle - 1}`, `v-${length}`], conflicts: 1 });
         }
         // Revoking the newest revives the link it superseded, unless that one is revoked too.
-        await revokeEvent(deps, subject, `v-${length}`);
+        await revokeEvents(deps, subject, [`v-${length}`]);
         const expected =
           length === 2
             ? ["v-1"]
@@ -422,7 +423,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       await appendEvents(deps, subject, factsBatch(1, 10));
       const candidate = await generate(deps, await takeSnapshot(deps, subject));
       if (candidate.status !== "CANDIDATE") throw new Error("expected a candidate");
-      await revokeEvent(deps, subject, "m-3", "wrong");
+      await revokeEvents(deps, subject, ["m-3"], "wrong");
       await expect(publish(deps, candidate.artifactId)).rejects.toBeInstanceOf(PublishRefusedError);
       expect(await deps.alias.readAlias(subject)).toBeNull();
       const answer = await recall(deps, subject);
@@ -470,7 +471,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const subject = freshSubject();
       await appendEvents(deps, subject, factsBatch(1, 10));
       const first = await run(deps, await takeSnapshot(deps, subject));
-      await revokeEvent(deps, subject, "m-2");
+      await revokeEvents(deps, subject, ["m-2"]);
       const raw = await recall(deps, subject);
       expect(raw.mode).toBe("raw");
       expect(raw.events.map((e) => e.eventId)).not.toContain("m-2");
@@ -636,7 +637,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const subject = freshSubject();
       await appendEvents(deps, subject, factsBatch(1, 3));
       const snapshot = await takeSnapshot(deps, subject);
-      await revokeEvent(deps, subject, "m-1");
+      await revokeEvents(deps, subject, ["m-1"]);
       expect((await generate(deps, snapshot)).status).toBe("dropped");
     });
   });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { appendEvents, recall, revokeEvent, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 
@@ -71,7 +71,7 @@ describe("revocation visibility", () => {
     });
     const finished = new Promise((resolve) => reader.on("exit", resolve));
     await seen(10);
-    await revokeEvent(deps, subject, "m-7");
+    await revokeEvents(deps, subject, ["m-7"]);
     revokedAt = Date.now();
     await seen(10, revokedAt);
     reader.stdin.end();
@@ -113,7 +113,7 @@ describe("revocation visibility", () => {
     };
     const revoker = (async () => {
       await until(() => observations.length >= 10);
-      await revokeEvent(deps, subject, "m-7");
+      await revokeEvents(deps, subject, ["m-7"]);
       revokedAt = Date.now();
       await until(() => observations.filter((o) => o.startedAt > revokedAt).length >= 10);
       stop = true;

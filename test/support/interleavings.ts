@@ -6,7 +6,7 @@ import {
   generate,
   publish,
   recall,
-  revokeEvent,
+  revokeEvents,
   takeSnapshot,
 } from "../../shared/app/pipeline.ts";
 import { inputRefs, inputRoot } from "../../shared/domain/hashing.ts";
@@ -106,7 +106,7 @@ export async function runInterleaving(
       await appendEvents(deps, subject, batch);
       eventIds.push(...batch.map((event) => event.eventId));
     } else if (roll < 0.36) {
-      await revokeEvent(deps, subject, pick(eventIds));
+      await revokeEvents(deps, subject, [pick(eventIds)]);
     } else if (roll < 0.42) {
       const fact = newFact();
       await appendEvents(deps, subject, [{ ...fact, supersedes: [pick(eventIds)] }]);

@@ -19,7 +19,11 @@ export class S3ArtifactStore implements ArtifactStore {
     private readonly records: DynamoStore,
   ) {}
 
-  private key(kind: "artifacts" | "manifests" | "reports", subject: string, artifactId: string): string {
+  private key(
+    kind: "artifacts" | "manifests" | "reports" | "recall",
+    subject: string,
+    artifactId: string,
+  ): string {
     const segment = (id: string) => boundedName(id, encodeURIComponent(id), 300);
     return `${kind}/${segment(subject)}/${segment(artifactId)}.json`;
   }
@@ -61,10 +65,16 @@ export class S3ArtifactStore implements ArtifactStore {
     body: unknown,
     manifest: Manifest,
     report?: GateReport,
+    recallIndex?: unknown,
   ): Promise<void> {
     await this.putOnce(this.key("manifests", subject, artifactId), manifest);
     await this.putOnce(this.key("artifacts", subject, artifactId), body);
     if (report) await this.putOnce(this.key("reports", subject, artifactId), report);
+    if (recallIndex !== undefined) await this.putOnce(this.key("recall", subject, artifactId), recallIndex);
+  }
+
+  readRecallIndex(subject: string, artifactId: string): Promise<unknown> {
+    return this.getJson(this.key("recall", subject, artifactId), artifactId);
   }
 
   async readReport(subject: string, artifactId: string): Promise<GateReport> {

@@ -42,13 +42,27 @@ export class SqsSnapshotQueue implements SnapshotQueue {
         WaitTimeSeconds: this.waitSeconds,
       }),
     );
-    return (Messages ?? []).map((message) => ({
-      body: SnapshotSchema.parse(JSON.parse(message.Body ?? "null")),
-      receipt: message.ReceiptHandle ?? "",
-    }));
+    // A body that is not a snapshot is left unacknowledged: past maxReceiveCount the redrive
+    // policy moves it to the dead-letter queue, where an operator can read it.
+    return (Messages ?? []).flatMap((message) => {
+      const body = SnapshotSchema.safeParse(parseJson(message.Body ?? ""));
+      return body.success ? [{ body: body.data, receipt: message.ReceiptHandle ?? "" }] : [];
+    });
   }
 
   async ack(receipt: string): Promise<void> {
     await this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receipt }));
+  }
+
+  /** Nothing to send: the message reappears when its visibility timeout ends, and the queue's
+   * redrive policy moves it to the dead-letter queue after maxReceiveCount receives. */
+  async release(_receipt: string): Promise<void> {}
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

@@ -148,6 +148,9 @@ async function syncFolder(folder: string): Promise<void> {
 }
 
 /** The embedded store's home folder cannot be used: a user's setting to fix (exit 2). */
+/** The write-once files beside an artifact record, one folder each. */
+type BlobKind = "artifacts" | "manifests" | "reports" | "recall";
+
 export class StoreHomeError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -541,7 +544,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     });
   }
 
-  private blobPath(kind: "artifacts" | "manifests" | "reports", subject: string, artifactId: string): string {
+  private blobPath(kind: BlobKind, subject: string, artifactId: string): string {
     return join(this.home, kind, safeName(subject), `${safeName(artifactId)}.json`);
   }
 
@@ -580,10 +583,17 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     body: unknown,
     manifest: Manifest,
     report?: GateReport,
+    recallIndex?: unknown,
   ): Promise<void> {
     await this.writeOnce(this.blobPath("manifests", subject, artifactId), JSON.stringify(manifest));
     await this.writeOnce(this.blobPath("artifacts", subject, artifactId), JSON.stringify(body));
     if (report) await this.writeOnce(this.blobPath("reports", subject, artifactId), JSON.stringify(report));
+    if (recallIndex !== undefined)
+      await this.writeOnce(this.blobPath("recall", subject, artifactId), JSON.stringify(recallIndex));
+  }
+
+  async readRecallIndex(subject: string, artifactId: string): Promise<unknown> {
+    return JSON.parse(await this.readBlob(this.blobPath("recall", subject, artifactId), artifactId));
   }
 
   async readArtifact(subject: string, artifactId: string): Promise<unknown> {

@@ -1,0 +1,65 @@
+import MiniSearch from "minisearch";
+import { z } from "zod";
+import type { GateContext } from "../domain/gate.ts";
+import { gateChecklist } from "../domain/gate.ts";
+import type { ConsolidationOutput, MemoryEvent } from "../domain/schemas.ts";
+
+/**
+ * What recall needs of an artifact beyond its body, built once when the artifact is generated and
+ * stored write-once beside it: which claims keep must-preserve items (as the gate judged them:
+ * they come first under a token budget) and a full-text index of the cold layer, so a recall with
+ * `query` searches the index and never scans the log.
+ */
+export const RecallIndex = z.object({
+  version: z.literal(1),
+  /** Indexes into `claims` of the claims that keep a must-preserve item, in claim order. */
+  mustPreserveClaims: z.array(z.number().int().nonnegative()),
+  /** MiniSearch's serialised index over the cold events' text (ids are event ids). */
+  cold: z.string(),
+});
+export type RecallIndex = z.infer<typeof RecallIndex>;
+
+const SEARCH_OPTIONS = {
+  idField: "eventId",
+  fields: ["text", "keys"],
+  searchOptions: { prefix: true, fuzzy: 0.2, combineWith: "AND" as const },
+};
+
+/** Builds the index of a gate-passed candidate from the same context the gate judged it in. */
+export function buildRecallIndex(context: GateContext, body: ConsolidationOutput): RecallIndex {
+  const { checklist } = gateChecklist(context, body);
+  const mustPreserveClaims = new Set<number>();
+  for (const { keptBy } of checklist) {
+    const match = keptBy === null ? null : /^claims\[(\d+)\]/.exec(keptBy);
+    if (match?.[1] !== undefined) mustPreserveClaims.add(Number(match[1]));
+  }
+  const byId = new Map<string, MemoryEvent>(
+    context.selection.validInputs.map((event) => [event.eventId, event]),
+  );
+  const search = new MiniSearch(SEARCH_OPTIONS);
+  const seen = new Set<string>();
+  for (const id of body.coldRefs) {
+    const event = byId.get(id);
+    if (!event || seen.has(id)) continue;
+    seen.add(id);
+    search.add({
+      eventId: id,
+      text: event.text ?? "",
+      keys: (event.assertions ?? []).map((a) => `${a.key} ${a.scope}`).join(" "),
+    });
+  }
+  return {
+    version: 1,
+    mustPreserveClaims: [...mustPreserveClaims].sort((a, b) => a - b),
+    cold: JSON.stringify(search),
+  };
+}
+
+/** The cold events matching `query`, best first, at most `limit` event ids. */
+export function searchCold(index: RecallIndex, query: string, limit: number): string[] {
+  const search = MiniSearch.loadJSON(index.cold, SEARCH_OPTIONS);
+  return search
+    .search(query)
+    .slice(0, limit)
+    .map((hit) => String(hit.id));
+}

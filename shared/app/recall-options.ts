@@ -1,0 +1,34 @@
+import { z } from "zod";
+import type { RecallOptions } from "./pipeline.ts";
+
+/** Far above any summary's budget, far below where token counting or JSON numbers misbehave. */
+export const MAX_RECALL_BUDGET = 100_000_000;
+
+/**
+ * Recall's options as the command line and the HTTP query string give them (text): one schema,
+ * so `memgate recall` and `GET …/recall` accept and refuse exactly the same values.
+ */
+export const RecallQuery = z
+  .object({
+    scope: z
+      .string()
+      .min(1, { error: "must name a scope (or be left out for all)" })
+      .max(128, { error: "is at most 128 characters" })
+      .optional(),
+    budget: z
+      .string()
+      .regex(/^\d{1,9}$/, { error: `must be a whole number of tokens from 0 to ${MAX_RECALL_BUDGET}` })
+      .transform(Number)
+      .refine((n) => n <= MAX_RECALL_BUDGET, {
+        error: `must be a whole number of tokens from 0 to ${MAX_RECALL_BUDGET}`,
+      })
+      .optional(),
+    query: z.string().max(1000, { error: "is at most 1000 characters" }).optional(),
+    cursor: z.string().max(200, { error: "is not a cursor memgate issued" }).optional(),
+  })
+  .strict();
+
+export function parseRecallOptions(raw: Record<string, unknown>) {
+  const defined = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined));
+  return RecallQuery.safeParse(defined) as z.ZodSafeParseResult<RecallOptions>;
+}

@@ -1,0 +1,70 @@
+import type { GateReport } from "../domain/gate.ts";
+import { Snapshot } from "../domain/schemas.ts";
+import { describeIssues } from "../io/event-file.ts";
+import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "../ports/errors.ts";
+import { GenerationFailedError } from "./model.ts";
+import type { GenerateDeps, PublishDeps } from "./pipeline.ts";
+import { run } from "./pipeline.ts";
+
+/**
+ * What the queue must do with a snapshot message once the worker has tried it: `ack` removes it
+ * (done, or nothing a retry could change), `retry` leaves it to come back (and, past the queue's
+ * maxReceiveCount, to the dead-letter queue).
+ */
+export type WorkOutcome =
+  | {
+      action: "ack";
+      status: "PUBLISHED" | "SHADOW" | "REJECTED" | "CANDIDATE";
+      artifactId: string;
+      gate: GateReport;
+      elapsedMs: number;
+    }
+  | { action: "ack"; status: "dropped"; detail: string }
+  | { action: "ack"; status: "refused"; refusal: PublishRefusal; detail: string }
+  | { action: "ack"; status: "poison"; detail: string }
+  | { action: "retry"; status: "generation-failed" | "contention" | "error"; detail: string; error: unknown };
+
+/**
+ * The worker's use case for one queue message: parse it as a snapshot, generate, gate, publish.
+ * A dropped snapshot (epoch moved), a REJECTED candidate and a refused publish are final for this
+ * snapshot (a fresher one comes): acknowledged. A failed generation, store contention and engine
+ * errors may pass: retried. A body that is not a snapshot can never succeed: acknowledged as
+ * poison (the caller logs and counts it), never retried forever.
+ */
+export async function workOnMessage(
+  deps: GenerateDeps & PublishDeps,
+  body: unknown,
+  clock: () => number = () => performance.now(),
+): Promise<WorkOutcome> {
+  const snapshot = Snapshot.safeParse(typeof body === "string" ? parseJson(body) : body);
+  if (!snapshot.success) return { action: "ack", status: "poison", detail: describeIssues(snapshot.error) };
+  const started = clock();
+  try {
+    const outcome = await run(deps, snapshot.data);
+    if (outcome.status === "dropped") return { action: "ack", status: "dropped", detail: outcome.reason };
+    return {
+      action: "ack",
+      status: outcome.status,
+      artifactId: outcome.artifactId,
+      gate: outcome.gate,
+      elapsedMs: clock() - started,
+    };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    if (error instanceof PublishRefusedError)
+      return { action: "ack", status: "refused", refusal: error.reason, detail };
+    if (error instanceof GenerationFailedError)
+      return { action: "retry", status: "generation-failed", detail, error };
+    if (error instanceof StoreContentionError)
+      return { action: "retry", status: "contention", detail, error };
+    return { action: "retry", status: "error", detail, error };
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

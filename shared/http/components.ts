@@ -1,0 +1,142 @@
+import { z } from "zod";
+import {
+  ConsolidationOutputObject,
+  EventId,
+  ExpectedAlias,
+  MemoryEventObject,
+  Snapshot,
+  TrustPolicy,
+} from "../domain/schemas.ts";
+
+/** CONTRACT §6's limits on one request. */
+export const MAX_EVENTS_PER_REQUEST = 1000;
+export const MAX_REQUEST_BYTES = 5 * 1024 * 1024;
+
+/** Request bodies the router parses (and documents) with these very schemas. */
+export const SettingsPatch = z
+  .object({
+    publishMode: z.enum(["live", "shadow"], { error: 'must be "live" or "shadow"' }),
+    recallBypass: z.boolean({ error: "must be true or false" }),
+    rebuildAfterEvents: z
+      .number({ error: "must be a whole number of events" })
+      .int({ error: "must be a whole number of events" })
+      .min(1, { error: "must be at least 1" })
+      .max(1_000_000, { error: "must be at most 1000000" }),
+  })
+  .partial()
+  .strict();
+
+export const Revocations = z
+  .object({
+    eventIds: z
+      .array(EventId, { error: "must be an array of event ids" })
+      .min(1, { error: "must name at least one event" })
+      .max(MAX_EVENTS_PER_REQUEST, { error: `at most ${MAX_EVENTS_PER_REQUEST} event ids a request` }),
+    reason: z
+      .string({ error: "must be text" })
+      .max(16 * 1024, { error: "at most 16384 characters" })
+      .optional(),
+  })
+  .strict();
+
+const Problem = z.object({
+  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+});
+const AliasView = z.object({
+  artifactId: z.string(),
+  sourceEpoch: z.number().int(),
+  coversThrough: z.number().int(),
+});
+const Clock = z.object({
+  highWater: z.number().int(),
+  inputEpoch: z.number().int(),
+  alias: AliasView.nullable(),
+  staled: z.array(z.string()).optional(),
+  rebuildRequested: z.boolean().optional(),
+});
+const AppendResult = z.object({
+  appended: z.array(z.string()),
+  duplicates: z.array(z.string()),
+  highWater: z.number().int(),
+  inputEpoch: z.number().int(),
+  epochMoved: z.boolean(),
+  staled: z.array(z.string()),
+  rebuildRequested: z.boolean(),
+});
+/** Served events carry the sequence the store assigned. */
+const StoredEvent = MemoryEventObject;
+const Output = ConsolidationOutputObject;
+const Recall = z.object({
+  mode: z.enum(["summary", "raw"]),
+  reason: z.string(),
+  highWater: z.number().int(),
+  inputEpoch: z.number().int(),
+  artifactId: z.string().nullable(),
+  scope: z.string().nullable(),
+  claims: Output.shape.claims,
+  pending: Output.shape.pending,
+  unresolvedConflicts: Output.shape.unresolvedConflicts,
+  summary: z.string().nullable(),
+  tail: z.array(StoredEvent),
+  events: z.array(StoredEvent),
+  cold: z.array(StoredEvent),
+  omitted: z.object({
+    claims: z.number().int(),
+    pending: z.number().int(),
+    unresolvedConflicts: z.number().int(),
+    summary: z.boolean(),
+    cold: z.number().int(),
+  }),
+  nextCursor: z.string().nullable(),
+});
+const ArtifactRecord = z.object({
+  subject: z.string(),
+  artifactId: z.string(),
+  status: z.enum(["CANDIDATE", "REJECTED", "SHADOW", "PUBLISHED", "SUPERSEDED", "ABANDONED", "STALE"]),
+  lifecycle: z.string(),
+  stale: z.boolean(),
+  coversThrough: z.number().int(),
+  inputEpoch: z.number().int(),
+  parentArtifactId: z.string().nullable(),
+  inputRoot: z.string(),
+  gate: z.object({ verdict: z.enum(["pass", "reject"]) }).loose(),
+  createdAt: z.string(),
+});
+
+/** Every schema the OpenAPI document names, generated from the zod schemas (never hand-written). */
+const SCHEMAS: Record<string, z.ZodType> = {
+  Problem,
+  MemoryEvent: MemoryEventObject,
+  EventBatch: z.object({ events: z.array(MemoryEventObject).min(1).max(MAX_EVENTS_PER_REQUEST) }),
+  AppendResult,
+  Revocations,
+  Clock,
+  Recall,
+  Snapshot,
+  ExpectedAlias,
+  Queued: z.object({ snapshot: Snapshot }),
+  ArtifactList: z.object({ artifacts: z.array(ArtifactRecord) }),
+  Artifact: z.object({ record: ArtifactRecord, manifest: z.object({}).loose(), body: Output }),
+  TrustPolicy,
+  Settings: SettingsPatch,
+  AnyObject: z.object({}).loose(),
+};
+
+type JsonSchema = Record<string, unknown>;
+
+export const API_COMPONENTS: Record<string, JsonSchema> = Object.fromEntries(
+  Object.entries(SCHEMAS).map(([name, schema]) => {
+    const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, {
+      io: "input",
+      unrepresentable: "any",
+      target: "draft-2020-12",
+    }) as JsonSchema;
+    return [name, jsonSchema];
+  }),
+);
+
+/** A reference to one of the named schemas. */
+export function ref(name: keyof typeof SCHEMAS & string): { $ref: string } {
+  if (!(name in SCHEMAS)) throw new Error(`no API schema named ${name}`);
+  return { $ref: `#/components/schemas/${name}` };
+}

@@ -1,0 +1,138 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Deps } from "../app/pipeline.ts";
+import { sweep } from "../app/pipeline.ts";
+import { workOnMessage } from "../app/worker.ts";
+import { createApi } from "./api.ts";
+
+export interface LocalServerOptions {
+  port: number;
+  host: string;
+  token?: string | undefined;
+  /** How often the sweep requests the rebuilds committed state calls for (default one minute). */
+  sweepEveryMs?: number;
+  /** Results (the URL) go out, one line per request and the worker's lines go to log. */
+  out: (line: string) => void;
+  log: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  /** Stops taking requests, lets the current generation finish (bounded by its deadline), stops. */
+  close(): Promise<void>;
+}
+
+/**
+ * `memgate serve`: the HTTP API of CONTRACT §6 over one store, with the worker in process (it
+ * consumes the store's queue) and a sweep at start and every minute, so a subject that needs a
+ * rebuild gets one without anything else running.
+ */
+export async function startLocalServer(deps: Deps, options: LocalServerOptions): Promise<RunningServer> {
+  const app = createApi({
+    deps,
+    token: options.token,
+    logRequest: options.log,
+    logUnexpected: (error) =>
+      options.log(
+        `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      ),
+  });
+  const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const url = `http://${host}:${port}`;
+
+  const worker = new LocalWorker(deps, options.log);
+  const runSweep = async () => {
+    try {
+      for (const { subject, reason } of await sweep(deps))
+        options.log(`sweep: rebuild requested for ${subject}: ${reason}`);
+      worker.wake();
+    } catch (error) {
+      options.log(
+        `sweep failed (next one in a minute): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  };
+  await runSweep();
+  const sweeper = setInterval(runSweep, options.sweepEveryMs ?? 60_000);
+  worker.start();
+  options.out(`memgate serve: listening on ${url}`);
+
+  return {
+    url,
+    async close() {
+      clearInterval(sweeper);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await worker.stop();
+    },
+  };
+}
+
+/**
+ * Consumes the queue in process: one message at a time (the embedded store is one writer), each
+ * through the worker's use case; `ack` outcomes are acknowledged, `retry` ones released for another
+ * try later (and dead-lettered after the queue's maximum receives).
+ */
+class LocalWorker {
+  private stopped = false;
+  private loop: Promise<void> = Promise.resolve();
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let messages: Awaited<ReturnType<Deps["queue"]["receive"]>> = [];
+      try {
+        messages = await this.deps.queue.receive(1);
+      } catch (error) {
+        this.log(`worker: the queue failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (messages.length === 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 250);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = null;
+        continue;
+      }
+      for (const message of messages) {
+        const outcome = await workOnMessage(this.deps, message.body);
+        const what =
+          outcome.status === "refused"
+            ? `refused (${outcome.refusal})`
+            : "artifactId" in outcome
+              ? `${outcome.status} ${outcome.artifactId}`
+              : `${outcome.status}: ${outcome.detail}`;
+        this.log(`worker: ${message.body.subject} at ${message.body.highWater}: ${what}`);
+        if (outcome.action === "ack") await this.deps.queue.ack(message.receipt);
+        else await this.deps.queue.release(message.receipt);
+      }
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The metrics memgate emits (CloudWatch embedded metric format), in one place: the Lambdas emit
+ * them and the CDK stack alarms on them, both by importing these names, so a renamed metric breaks
+ * the build rather than silently orphaning an alarm. Every metric carries the `tenant` dimension.
+ */
+export const METRIC_NAMESPACE = "memgate";
+
+export const MetricNames = {
+  /** Served summaries whose inputs no longer match (audit). Alarmed above 0. */
+  StaleVisible: "StaleVisible",
+  /** Claims of served summaries found unsupported (audit). Alarmed above 0. */
+  FalseFact: "FalseFact",
+  /** Candidates the gate refused, with the `reason` dimension (one datapoint per reason code). */
+  GateRejected: "GateRejected",
+  /** Publishes refused by the compare-and-set (alias or epoch moved, coverage, parent). */
+  CasLost: "CasLost",
+  /** Milliseconds from the start of a generation to its publish. */
+  PublishLatency: "PublishLatency",
+  /** Recalls answered, with the `mode` dimension: summary or raw. */
+  RecallServed: "RecallServed",
+  /** Snapshots sent to the queue because a subject needed a rebuild. */
+  RebuildRequested: "RebuildRequested",
+  /** Generations that failed (model error, timeout): the message is retried. */
+  GenerationFailed: "GenerationFailed",
+  /** Tokens sent to and received from a model. */
+  ModelTokens: "ModelTokens",
+  /** Queue messages that were not snapshots: logged, counted and acknowledged. */
+  PoisonMessage: "PoisonMessage",
+} as const;
+
+export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];
+
+export const MetricDimensions = {
+  tenant: "tenant",
+  reason: "reason",
+  mode: "mode",
+} as const;
