@@ -66,14 +66,19 @@ export const RECORD_REASONS = 25;
  */
 export function compactReport(report: GateReport, limit = RECORD_REASONS): GateReport {
   if (report.reasons.length <= limit) return report;
-  const reasonCounts: Partial<Record<GateReasonCode, number>> = {};
-  for (const reason of report.reasons) reasonCounts[reason.code] = (reasonCounts[reason.code] ?? 0) + 1;
   return {
     ...report,
     reasons: report.reasons.slice(0, limit).map((r) => ({ ...r, detail: r.detail.slice(0, 500) })),
     omittedReasons: report.reasons.length - limit,
-    reasonCounts,
+    reasonCounts: countReasons(report.reasons),
   };
+}
+
+/** How many reasons of each code a report holds. */
+export function countReasons(reasons: readonly GateReason[]): Partial<Record<GateReasonCode, number>> {
+  const counts: Partial<Record<GateReasonCode, number>> = {};
+  for (const reason of reasons) counts[reason.code] = (counts[reason.code] ?? 0) + 1;
+  return counts;
 }
 
 export function reason(

@@ -4,6 +4,8 @@
  * the build rather than silently orphaning an alarm. Every metric carries the `tenant` dimension.
  */
 export const METRIC_NAMESPACE = "memgate";
+/** Powertools adds the service as a dimension of every metric: alarms name it too. */
+export const SERVICE_NAME = "memgate";
 
 export const MetricNames = {
   /** Served summaries whose inputs no longer match (audit). Alarmed above 0. */
@@ -31,6 +33,7 @@ export const MetricNames = {
 export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];
 
 export const MetricDimensions = {
+  service: "service",
   tenant: "tenant",
   reason: "reason",
   mode: "mode",

@@ -32,6 +32,13 @@ export const MAX_TRANSACTION_BYTES = 3_500_000;
 export const APPEND_ATTEMPTS = 8;
 
 export const pk = (subject: string) => `S#${subject}`;
+
+/** The subject of a stream record's keys when they are a CLOCK item's, else null. */
+export function clockSubjectOf(keys: Record<string, { S?: string } | undefined>): string | null {
+  const partition = keys[TABLE_KEYS.partition]?.S;
+  if (keys[TABLE_KEYS.sort]?.S !== CLOCK || !partition?.startsWith("S#")) return null;
+  return partition.slice(2);
+}
 export const CLOCK = "CLOCK";
 export const ALIAS = "ALIAS";
 export const eventSk = (eventId: string) => `E#${eventId}`;

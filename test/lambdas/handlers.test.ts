@@ -1,0 +1,393 @@
+// The Lambda handlers invoked in-process with realistic events against DynamoDB Local (with its
+// stream) and moto (S3, SQS): the API, the outbox, the worker and the sweep, end to end.
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from "@aws-sdk/client-sqs";
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyResultV2,
+  Context,
+  DynamoDBStreamEvent,
+  SQSBatchResponse,
+  SQSEvent,
+} from "aws-lambda";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { MemoryEvent } from "../../shared/domain/schemas.ts";
+import { MetricNames } from "../../shared/observability/metric-names.ts";
+import { openAwsStores } from "../support/aws-stores.ts";
+import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
+import { StreamReader } from "../support/stream-reader.ts";
+
+type Handler<E, R> = (event: E, context: Context) => Promise<R>;
+type ApiHandler = Handler<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;
+type WorkerHandler = Handler<SQSEvent, SQSBatchResponse>;
+type OutboxHandler = Handler<DynamoDBStreamEvent, { batchItemFailures: unknown[] }>;
+type SweepHandler = Handler<unknown, { requested: number }>;
+
+const endpoints = { dynamoEndpoint: inject("dynamoEndpoint"), motoEndpoint: inject("motoEndpoint") };
+let aws: Awaited<ReturnType<typeof openAwsStores>>;
+let reader: StreamReader;
+let queueArn: string;
+let api: ApiHandler;
+let worker: WorkerHandler;
+let outbox: OutboxHandler;
+const emitted: string[] = [];
+
+/** Each handler module builds its runtime from the environment when imported: a cold start. */
+async function coldStart<T>(
+  load: () => Promise<{ handler: unknown }>,
+  overrides: Record<string, string> = {},
+): Promise<T> {
+  const saved = { ...process.env };
+  Object.assign(process.env, overrides);
+  vi.resetModules();
+  try {
+    return (await load()).handler as T;
+  } finally {
+    process.env = saved;
+  }
+}
+const loadApi = () => import("../../lambdas/api/handler.ts");
+const loadWorker = () => import("../../lambdas/worker/handler.ts");
+const loadOutbox = () => import("../../lambdas/outbox/handler.ts");
+const loadSweep = () => import("../../lambdas/sweep/handler.ts");
+
+beforeAll(async () => {
+  aws = await openAwsStores(endpoints);
+  Object.assign(process.env, {
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "test",
+    AWS_SECRET_ACCESS_KEY: "test",
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamoEndpoint,
+    AWS_ENDPOINT_URL_S3: endpoints.motoEndpoint,
+    AWS_ENDPOINT_URL_SQS: endpoints.motoEndpoint,
+    MEMGATE_TENANT: "acme",
+    MEMGATE_TABLE: aws.store.tableName,
+    MEMGATE_BUCKET: aws.bucket,
+    MEMGATE_QUEUE_URL: aws.queueUrl,
+    POWERTOOLS_TRACE_ENABLED: "false",
+    POWERTOOLS_LOG_LEVEL: "ERROR",
+  });
+  reader = await StreamReader.open(aws.clients.dynamo, aws.store.tableName, endpoints.dynamoEndpoint);
+  queueArn = await arnOf(aws.queueUrl);
+  // Metrics leave as EMF lines on stdout: keep them to check names and dimensions.
+  const write = process.stdout.write.bind(process.stdout);
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = String(chunk);
+    if (text.includes('"_aws"')) {
+      emitted.push(text);
+      return true;
+    }
+    return write(chunk, ...(rest as []));
+  });
+  api = await coldStart<ApiHandler>(loadApi);
+  worker = await coldStart<WorkerHandler>(loadWorker);
+  outbox = await coldStart<OutboxHandler>(loadOutbox);
+});
+afterAll(() => {
+  reader?.close();
+  vi.restoreAllMocks();
+});
+
+async function arnOf(queueUrl: string): Promise<string> {
+  const attributes = await aws.clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["QueueArn"] }),
+  );
+  return attributes.Attributes?.QueueArn as string;
+}
+
+let subjects = 0;
+const freshSubject = () => `lambda/${process.pid}/${++subjects}`;
+
+async function call(method: string, path: string, body?: unknown) {
+  const result = await api(
+    httpApiEvent(method, path, {
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      headers: { "content-type": "application/json" },
+    }),
+    lambdaContext("memgate-api"),
+  );
+  if (typeof result === "string") throw new Error("the API answered a bare string");
+  return {
+    status: result.statusCode,
+    headers: result.headers ?? {},
+    body: JSON.parse(result.body ?? "null"),
+  };
+}
+
+const events = (subject: string) => `/v1/subjects/${encodeURIComponent(subject)}`;
+
+/** Receives what is on a queue now (as the event source mapping would), all attributes. */
+async function receive(queueUrl: string, waitSeconds = 1): Promise<Message[]> {
+  const { Messages } = await aws.clients.sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: waitSeconds,
+      MessageSystemAttributeNames: ["All"],
+    }),
+  );
+  return Messages ?? [];
+}
+
+/** Delivers messages to a worker handler; deletes the ones it did not report failed, as Lambda does. */
+async function deliver(handler: WorkerHandler, queueUrl: string, messages: Message[]) {
+  const response = await handler(sqsEvent(messages, queueArn), lambdaContext("memgate-worker"));
+  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  for (const message of messages)
+    if (!failed.has(message.MessageId as string))
+      await aws.clients.sqs.send(
+        new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+      );
+  return response;
+}
+
+/** Runs the queue dry through the worker. */
+async function drain(): Promise<void> {
+  for (
+    let messages = await receive(aws.queueUrl);
+    messages.length > 0;
+    messages = await receive(aws.queueUrl)
+  )
+    await deliver(worker, aws.queueUrl, messages);
+}
+
+/** Delivers every stream record committed since the last call to the outbox handler. */
+async function followStream() {
+  const records = await reader.poll();
+  return outbox(streamEvent(records, reader.streamArn), lambdaContext("memgate-outbox"));
+}
+
+const constraint = { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." };
+const budget = {
+  eventId: "b-1",
+  kind: "fact",
+  text: "The budget is 12,500 USD.",
+  assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
+};
+const note = { eventId: "n-1", kind: "note", text: "Likes short answers." };
+
+describe("the Lambdas on the local engines", () => {
+  it("API → stream → outbox → SQS → worker → summary; a revocation made by a process that then died is followed by the outbox", async () => {
+    const subject = freshSubject();
+    const appended = await call("POST", `${events(subject)}/events`, { events: [constraint, budget, note] });
+    expect(appended.status).toBe(200);
+    expect(appended.body.highWater).toBe(3);
+    expect((await followStream()).batchItemFailures).toEqual([]);
+    await drain();
+    const summary = await call("GET", `${events(subject)}/recall`);
+    expect(summary.body.mode).toBe("summary");
+
+    // Revoke through the store alone, as an API process killed right after its commit would
+    // leave it: nothing but the stream knows a rebuild is due.
+    await aws.store.append(subject, [
+      MemoryEvent.parse({ eventId: "r-1", kind: "revocation", revokes: ["b-1"] }),
+    ]);
+    const raw = await call("GET", `${events(subject)}/recall`);
+    expect(raw.body.mode).toBe("raw");
+    expect(raw.body.events.map((e: { eventId: string }) => e.eventId)).toEqual(["c-1", "n-1"]);
+
+    expect((await followStream()).batchItemFailures).toEqual([]);
+    const artifacts = await call("GET", `${events(subject)}/artifacts`);
+    expect(artifacts.body.artifacts.map((a: { status: string }) => a.status)).toEqual(["STALE"]);
+    await drain();
+    const rebuilt = await call("GET", `${events(subject)}/recall`);
+    expect(rebuilt.body.mode).toBe("summary");
+    expect(rebuilt.body.artifactId).not.toBe(summary.body.artifactId);
+    expect(JSON.stringify(rebuilt.body)).not.toContain("12,500");
+    expect(emitted.some((line) => line.includes(MetricNames.RebuildRequested))).toBe(true);
+    expect(
+      emitted.some((line) => line.includes(MetricNames.RecallServed) && line.includes('"mode":"raw"')),
+    ).toBe(true);
+  });
+
+  it("the API Lambda answers the contract's errors: 400 with the field, 404, 413", async () => {
+    const bad = await call("POST", `${events(freshSubject())}/events`, {
+      events: [{ eventId: "x", kind: "fact" }],
+    });
+    expect(bad).toMatchObject({ status: 400, body: { error: { field: "events[0].text" } } });
+    expect((await call("GET", `${events("nobody")}/clock`)).status).toBe(404);
+    const many = Array.from({ length: 1001 }, (_, i) => ({ eventId: `m-${i}`, kind: "note", text: "x" }));
+    expect((await call("POST", `${events(freshSubject())}/events`, { events: many })).status).toBe(413);
+    const openapi = await call("GET", "/v1/openapi.json");
+    expect(openapi.body.openapi).toBe("3.1.0");
+  });
+
+  describe("the worker's outcomes", () => {
+    async function queued(subject: string) {
+      await call("POST", `${events(subject)}/events`, { events: [constraint, budget] });
+      const snapshot = (await call("GET", `${events(subject)}/clock`)).body;
+      return snapshot;
+    }
+
+    it("published: acknowledged, PublishLatency emitted", async () => {
+      const subject = freshSubject();
+      await queued(subject);
+      const messages = await receive(aws.queueUrl);
+      expect(messages.length).toBeGreaterThan(0);
+      const response = await deliver(worker, aws.queueUrl, messages);
+      expect(response.batchItemFailures).toEqual([]);
+      expect((await call("GET", `${events(subject)}/recall`)).body.mode).toBe("summary");
+      expect(
+        emitted.some((line) => line.includes(MetricNames.PublishLatency) && line.includes('"tenant":"acme"')),
+      ).toBe(true);
+    });
+
+    it("dropped (the epoch moved): acknowledged, nothing generated", async () => {
+      const subject = freshSubject();
+      await queued(subject);
+      await call("POST", `${events(subject)}/revocations`, { eventIds: ["b-1"] });
+      const messages = (await receive(aws.queueUrl)).filter(
+        (m) => JSON.parse(m.Body ?? "{}").inputEpoch === 0,
+      );
+      expect(messages).toHaveLength(1);
+      expect((await deliver(worker, aws.queueUrl, messages)).batchItemFailures).toEqual([]);
+      expect((await call("GET", `${events(subject)}/artifacts`)).body.artifacts).toEqual([]);
+      await drain();
+    });
+
+    it("REJECTED by the gate: acknowledged, GateRejected emitted with its reason", async () => {
+      const rejecting = await coldStart<WorkerHandler>(loadWorker, { MEMGATE_MODEL: "number-nudge" });
+      const subject = freshSubject();
+      await queued(subject);
+      const response = await deliver(rejecting, aws.queueUrl, await receive(aws.queueUrl));
+      expect(response.batchItemFailures).toEqual([]);
+      const listed = (await call("GET", `${events(subject)}/artifacts`)).body.artifacts;
+      expect(listed.map((a: { status: string }) => a.status)).toEqual(["REJECTED"]);
+      const line = emitted.find((l) => l.includes(MetricNames.GateRejected));
+      expect(line).toBeDefined();
+      expect(JSON.parse(line as string)).toMatchObject({ tenant: "acme", reason: expect.any(String) });
+    });
+
+    it("publish refused (the alias moved under it): acknowledged, CasLost emitted", async () => {
+      const subject = freshSubject();
+      await queued(subject);
+      const messages = (await receive(aws.queueUrl)).filter(
+        (m) => JSON.parse(m.Body ?? "{}").subject === subject,
+      );
+      expect(messages).toHaveLength(1);
+      // Another worker raced ahead with the same snapshot and published first.
+      const { lambdaRuntime } = await import("../../shared/adapters/aws/lambda-runtime.ts");
+      const { run } = await import("../../shared/app/pipeline.ts");
+      expect((await run(lambdaRuntime().deps, JSON.parse(messages[0]?.Body ?? "{}"))).status).toBe(
+        "PUBLISHED",
+      );
+      const response = await deliver(worker, aws.queueUrl, messages);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(emitted.some((line) => line.includes(MetricNames.CasLost))).toBe(true);
+      const statuses = (await call("GET", `${events(subject)}/artifacts`)).body.artifacts.map(
+        (a: { status: string }) => a.status,
+      );
+      expect(statuses.sort()).toEqual(["ABANDONED", "PUBLISHED"]);
+    });
+
+    it("a poison message is logged, counted and acknowledged, never retried", async () => {
+      await aws.clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: aws.queueUrl,
+          MessageBody: "{not a snapshot",
+          MessageGroupId: "poison",
+          MessageDeduplicationId: `poison-${Date.now()}`,
+        }),
+      );
+      const messages = (await receive(aws.queueUrl)).filter((m) => m.Body === "{not a snapshot");
+      expect(messages).toHaveLength(1);
+      expect((await deliver(worker, aws.queueUrl, messages)).batchItemFailures).toEqual([]);
+      expect(emitted.some((line) => line.includes(MetricNames.PoisonMessage))).toBe(true);
+    });
+
+    it("an engine error is reported failed (SQS retries it)", async () => {
+      const broken = await coldStart<WorkerHandler>(loadWorker, {
+        MEMGATE_TABLE: "no-such-table",
+        POWERTOOLS_LOG_LEVEL: "SILENT",
+      });
+      const subject = freshSubject();
+      await queued(subject);
+      const messages = await receive(aws.queueUrl);
+      const response = await broken(sqsEvent(messages, queueArn), lambdaContext());
+      expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(
+        messages.map((m) => m.MessageId),
+      );
+      // Not deleted: the messages come back after the queue's visibility timeout, as on AWS.
+    });
+
+    it("a model timeout is retried, then reaches the DLQ after maxReceiveCount", async () => {
+      const suffix = `${process.pid}-${Date.now()}`;
+      const dlq = await aws.clients.sqs.send(
+        new CreateQueueCommand({
+          QueueName: `timeout-dlq-${suffix}.fifo`,
+          Attributes: { FifoQueue: "true" },
+        }),
+      );
+      const queue = await aws.clients.sqs.send(
+        new CreateQueueCommand({
+          QueueName: `timeout-${suffix}.fifo`,
+          Attributes: {
+            FifoQueue: "true",
+            VisibilityTimeout: "1",
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: await arnOf(dlq.QueueUrl as string),
+              maxReceiveCount: 2,
+            }),
+          },
+        }),
+      );
+      const queueUrl = queue.QueueUrl as string;
+      const slow = await coldStart<WorkerHandler>(loadWorker, {
+        MEMGATE_MODEL: "slow",
+        MEMGATE_GENERATION_TIMEOUT_MS: "200",
+        MEMGATE_QUEUE_URL: queueUrl,
+      });
+      const subject = freshSubject();
+      await call("POST", `${events(subject)}/events`, { events: [constraint] });
+      const clock = (await call("GET", `${events(subject)}/clock`)).body;
+      await aws.clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify({
+            subject,
+            highWater: clock.highWater,
+            inputEpoch: clock.inputEpoch,
+            expectedAlias: null,
+          }),
+          MessageGroupId: "g",
+          MessageDeduplicationId: "timeout-1",
+        }),
+      );
+      let attempts = 0;
+      for (let round = 0; round < 10 && attempts < 2; round++) {
+        const messages = await receive(queueUrl, 2);
+        if (messages.length === 0) continue;
+        attempts++;
+        const response = await deliver(slow, queueUrl, messages);
+        expect(response.batchItemFailures).toHaveLength(1);
+      }
+      expect(attempts).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(await receive(queueUrl, 1)).toEqual([]); // past maxReceiveCount: moved on receive
+      const dead = await receive(dlq.QueueUrl as string, 2);
+      expect(dead.map((m) => JSON.parse(m.Body ?? "{}").subject)).toEqual([subject]);
+      expect(emitted.some((line) => line.includes(MetricNames.GenerationFailed))).toBe(true);
+    });
+  });
+
+  it("the sweep Lambda requests what the stream missed", async () => {
+    const sweep = await coldStart<SweepHandler>(loadSweep);
+    const subject = freshSubject();
+    await aws.store.append(subject, [MemoryEvent.parse(note)]);
+    const result = await sweep({}, lambdaContext("memgate-sweep"));
+    expect(result.requested).toBeGreaterThan(0);
+    const bodies = (await receive(aws.queueUrl)).map((m) => JSON.parse(m.Body ?? "{}").subject);
+    expect(bodies).toContain(subject);
+    await drain();
+  });
+
+  it("a missing setting fails the cold start with one line naming it", async () => {
+    await expect(coldStart(loadWorker, { MEMGATE_TABLE: "" })).rejects.toThrow(/MEMGATE_TABLE/);
+  });
+});

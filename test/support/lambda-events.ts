@@ -1,0 +1,115 @@
+// Realistic Lambda events for handler tests: API Gateway HTTP API (payload 2.0), SQS (from real
+// received messages) and DynamoDB Streams (from real stream records of DynamoDB Local).
+import { randomUUID } from "node:crypto";
+import type { _Record as StreamRecord } from "@aws-sdk/client-dynamodb-streams";
+import type { Message } from "@aws-sdk/client-sqs";
+import type {
+  APIGatewayProxyEventV2,
+  Context,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  SQSEvent,
+} from "aws-lambda";
+
+export function lambdaContext(functionName = "memgate-test"): Context {
+  const started = Date.now();
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: "1024",
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: "2026/11/30/[$LATEST]test",
+    getRemainingTimeInMillis: () => Math.max(0, 900_000 - (Date.now() - started)),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+/** An HTTP API request as API Gateway hands it to the Lambda (payload format 2.0). */
+export function httpApiEvent(
+  method: string,
+  pathWithQuery: string,
+  options: { body?: string; headers?: Record<string, string> } = {},
+): APIGatewayProxyEventV2 {
+  const [rawPath = "/", rawQueryString = ""] = pathWithQuery.split("?");
+  const headers = { host: "abc123.execute-api.us-east-1.amazonaws.com", ...options.headers };
+  const queryStringParameters = rawQueryString
+    ? Object.fromEntries(new URLSearchParams(rawQueryString))
+    : undefined;
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath,
+    rawQueryString,
+    headers,
+    ...(queryStringParameters ? { queryStringParameters } : {}),
+    requestContext: {
+      accountId: "123456789012",
+      apiId: "abc123",
+      domainName: headers.host,
+      domainPrefix: "abc123",
+      http: { method, path: rawPath, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "test" },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    isBase64Encoded: false,
+    ...(options.body === undefined ? {} : { body: options.body }),
+  };
+}
+
+/** The SQS event a FIFO event source mapping delivers for messages received from the queue. */
+export function sqsEvent(messages: Message[], queueArn: string): SQSEvent {
+  return {
+    Records: messages.map((message) => ({
+      messageId: message.MessageId ?? randomUUID(),
+      receiptHandle: message.ReceiptHandle ?? "",
+      body: message.Body ?? "",
+      attributes: {
+        ApproximateReceiveCount: message.Attributes?.ApproximateReceiveCount ?? "1",
+        SentTimestamp: message.Attributes?.SentTimestamp ?? String(Date.now()),
+        SenderId: "123456789012",
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+        MessageGroupId: message.Attributes?.MessageGroupId ?? "group",
+        MessageDeduplicationId: message.Attributes?.MessageDeduplicationId ?? "dedup",
+        SequenceNumber: message.Attributes?.SequenceNumber ?? "1",
+      },
+      messageAttributes: {},
+      md5OfBody: message.MD5OfBody ?? "",
+      eventSource: "aws:sqs",
+      eventSourceARN: queueArn,
+      awsRegion: "us-east-1",
+    })),
+  };
+}
+
+/** The DynamoDB Streams event Lambda delivers for records read from the table's stream. */
+export function streamEvent(records: StreamRecord[], streamArn: string): DynamoDBStreamEvent {
+  return {
+    Records: records.map(
+      (record): DynamoDBRecord => ({
+        eventID: record.eventID ?? randomUUID(),
+        eventName: record.eventName as DynamoDBRecord["eventName"],
+        eventVersion: "1.1",
+        eventSource: "aws:dynamodb",
+        awsRegion: "us-east-1",
+        eventSourceARN: streamArn,
+        dynamodb: {
+          Keys: record.dynamodb?.Keys as NonNullable<DynamoDBRecord["dynamodb"]>["Keys"],
+          SequenceNumber: record.dynamodb?.SequenceNumber ?? "0",
+          SizeBytes: record.dynamodb?.SizeBytes ?? 0,
+          StreamViewType: "KEYS_ONLY",
+          ApproximateCreationDateTime: Math.floor(
+            (record.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now()) / 1000,
+          ),
+        },
+      }),
+    ),
+  };
+}
