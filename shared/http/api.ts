@@ -444,10 +444,17 @@ export function createApi(options: ApiOptions): OpenAPIHono {
 
   async function artifactParam(c: Context) {
     const artifactId = c.req.param("artifactId") ?? "";
-    const subject = subjectOfArtifact(artifactId);
+    const unknown = () =>
+      new HttpProblemError(404, "not-found", `artifactId: no artifact "${artifactId.slice(0, 200)}"`, "artifactId");
+    let subject: string;
+    try {
+      subject = subjectOfArtifact(artifactId);
+    } catch {
+      throw unknown();
+    }
+    if (!Subject.safeParse(subject).success) throw unknown();
     const record = await deps.artifacts.getRecord(subject, artifactId);
-    if (!record)
-      throw new HttpProblemError(404, "not-found", `artifactId: no artifact "${artifactId}"`, "artifactId");
+    if (!record) throw unknown();
     return { subject, artifactId, record };
   }
 

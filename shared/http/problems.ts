@@ -72,7 +72,7 @@ export function problemOf(error: unknown): HttpProblemError {
   if (error instanceof EventConflictError || error instanceof AlreadyWrittenError)
     return new HttpProblemError(409, "write-once-conflict", error.message, "events");
   if (error instanceof PublishRefusedError)
-    return new HttpProblemError(409, `publish-refused:${error.reason}`, error.message);
+    return new HttpProblemError(409, `publish-refused:${error.reason}`, error.message, "artifactId");
   if (error instanceof AppendRejectedError || error instanceof EventLogError)
     return new HttpProblemError(400, "invalid-input", error.message, "events");
   if (error instanceof InputError) return new HttpProblemError(400, "invalid-input", error.message);

@@ -1,0 +1,85 @@
+// The same story as the Lambdas', over HTTP against `memgate serve` started as a child process:
+// the worker and the sweep run inside it.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Recall } from "../../shared/app/pipeline.ts";
+import { MemgateApiError, MemgateClient } from "../../shared/client/client.ts";
+import { memgate } from "../support/cli.ts";
+import { type ServeProcess, startServe } from "../support/serve-process.ts";
+
+const TOKEN = "serve-test-token-1";
+const home = mkdtempSync(join(tmpdir(), "memgate-serve-"));
+let server: ServeProcess;
+let client: MemgateClient;
+
+beforeAll(async () => {
+  server = await startServe(["--home", home, "--token", TOKEN]);
+  client = new MemgateClient({ baseUrl: server.url, token: TOKEN });
+});
+afterAll(async () => {
+  if (server.child.exitCode === null) await server.stop("SIGKILL");
+});
+
+/** Recall until `accept` holds: the in-process worker consolidates in the background. */
+async function recallUntil(subject: string, accept: (recall: Recall) => boolean): Promise<Recall> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const answer = await client.recall(subject);
+    if (accept(answer) || Date.now() > deadline) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("memgate serve", () => {
+  it("append → the worker in the server consolidates → summary; revoke → raw at once → rebuilt", async () => {
+    const subject = "serve/ana";
+    await client.append(subject, [
+      { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+      {
+        eventId: "b-1",
+        kind: "fact",
+        text: "Budget is 12,500 USD.",
+        assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
+      },
+    ]);
+    const summary = await recallUntil(subject, (r) => r.mode === "summary");
+    expect(summary.mode).toBe("summary");
+    const revoked = await client.revoke(subject, ["b-1"], "wrong figure");
+    expect(revoked.inputEpoch).toBe(summary.inputEpoch + 1);
+    const raw = await client.recall(subject);
+    expect(raw.mode).toBe("raw");
+    expect(raw.events.map((e) => e.eventId)).toEqual(["c-1"]);
+    const rebuilt = await recallUntil(subject, (r) => r.mode === "summary");
+    expect(rebuilt.mode).toBe("summary");
+    expect(rebuilt.artifactId).not.toBe(summary.artifactId);
+    expect(JSON.stringify(rebuilt)).not.toContain("12500");
+  });
+
+  it("refuses a request without the token, answers /healthz without it", async () => {
+    const anonymous = new MemgateClient({ baseUrl: server.url });
+    const refused = await anonymous.settings().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MemgateApiError);
+    expect((refused as MemgateApiError).status).toBe(401);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it("logs one line per request and stops cleanly on SIGTERM", async () => {
+    await client.settings();
+    expect(server.stderr()).toMatch(/GET \/v1\/settings 200 \d+ms/);
+    expect(await server.stop("SIGTERM")).toBe(0);
+    expect(server.stderr()).toContain("memgate: stopped");
+    // What it served is in the store: the CLI reads it.
+    const recall = await memgate(["recall", "serve/ana", "--home", home, "--json"]);
+    expect(JSON.parse(recall.stdout).mode).toBe("summary");
+  });
+
+  it("refuses bad flags before listening", async () => {
+    const badPort = await memgate(["serve", "--home", home, "--port", "70000"]);
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toMatch(/--port/);
+    const shortToken = await memgate(["serve", "--home", home, "--token", "abc"]);
+    expect(shortToken.code).toBe(2);
+  });
+});
