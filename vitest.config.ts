@@ -6,6 +6,15 @@ import { defineConfig } from "vitest/config";
  * `npm run test:domain` runs the pure part alone.
  */
 export default defineConfig({
+  plugins: [
+    {
+      // Prompts are imported as text, as esbuild's text loader does in every bundle.
+      name: "memgate-markdown-as-text",
+      transform(code, id) {
+        if (id.endsWith(".md")) return { code: `export default ${JSON.stringify(code)};`, map: null };
+      },
+    },
+  ],
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 60_000,

@@ -5,7 +5,7 @@
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { embedPrompts } from "./bundle.mjs";
+import { TEXT_LOADERS } from "./bundle.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const LAMBDA_NAMES = readdirSync(join(ROOT, "lambdas"), { withFileTypes: true })
@@ -28,7 +28,7 @@ export async function buildLambdas(outdir = join(ROOT, "build", "lambdas")) {
       sourcemap: "linked",
       metafile: true,
       logLevel: "error",
-      plugins: [embedPrompts],
+      loader: TEXT_LOADERS,
       banner: {
         js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
       },

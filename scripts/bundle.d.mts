@@ -1,4 +1,4 @@
 /** Types of scripts/bundle.mjs for the tests that build or locate the bundle. */
 export declare function ensureBundle(): Promise<string>;
 export declare function buildBundle(target?: string): Promise<string>;
-export declare const embedPrompts: { name: string; setup(build: unknown): void };
+export declare const TEXT_LOADERS: Record<string, "text">;

@@ -7,7 +7,7 @@
 // Each build lives in dist/b<newest source mtime>/: `ensureBundle` uses the build matching the
 // sources or makes it, so a stale build never runs. A build is written to a temporary folder and
 // renamed into place, so racing processes never see half of one; builds over an hour old are pruned.
-import { readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -34,24 +34,8 @@ function currentBuildDir() {
   return join(DIST, `b${Math.floor(Math.max(...SOURCES.map((source) => newestMtime(join(ROOT, source)))))}`);
 }
 
-/**
- * Replaces shared/app/prompt-files.ts (which reads prompts/ from disk when run from source) by a
- * module holding every prompt's text inline: a bundle carries its prompts, byte for byte.
- */
-export const embedPrompts = {
-  name: "memgate-embed-prompts",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]shared[\\/]app[\\/]prompt-files\.ts$/ }, () => {
-      const folder = join(ROOT, "prompts");
-      const files = Object.fromEntries(
-        readdirSync(folder)
-          .filter((name) => name.endsWith(".md"))
-          .map((name) => [name.slice(0, -3), readFileSync(join(folder, name), "utf8")]),
-      );
-      return { contents: `export const PROMPT_FILES = ${JSON.stringify(files)};`, loader: "js" };
-    });
-  },
-};
+/** Prompts (`prompts/*.md`, imported by shared/app/prompt-files.ts) are bundled as their text. */
+export const TEXT_LOADERS = { ".md": "text" };
 
 export async function buildBundle(target = currentBuildDir()) {
   const { build } = await import("esbuild");
@@ -67,7 +51,7 @@ export async function buildBundle(target = currentBuildDir()) {
     target: "node20",
     external: EXTERNAL,
     logLevel: "error",
-    plugins: [embedPrompts],
+    loader: TEXT_LOADERS,
     // Bundled CommonJS dependencies call require(); give ESM output one.
     banner: {
       js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",

@@ -445,7 +445,12 @@ export function createApi(options: ApiOptions): OpenAPIHono {
   async function artifactParam(c: Context) {
     const artifactId = c.req.param("artifactId") ?? "";
     const unknown = () =>
-      new HttpProblemError(404, "not-found", `artifactId: no artifact "${artifactId.slice(0, 200)}"`, "artifactId");
+      new HttpProblemError(
+        404,
+        "not-found",
+        `artifactId: no artifact "${artifactId.slice(0, 200)}"`,
+        "artifactId",
+      );
     let subject: string;
     try {
       subject = subjectOfArtifact(artifactId);

@@ -13,7 +13,9 @@ describe("the command line bundle", () => {
       .filter((name) => name.endsWith(".mjs"))
       .map((name) => readFileSync(join(folder, name), "utf8"))
       .join("\n");
-    expect(bundle).not.toContain("readPromptFiles");
+    const prompt = readFileSync(join(import.meta.dirname, "../../prompts/consolidate-v1.md"), "utf8");
+    const firstLine = JSON.stringify(prompt.split("\n")[0]).slice(1, -1);
+    expect(bundle.includes(firstLine), "the prompt's text is inside the bundle").toBe(true);
     const home = mkdtempSync(join(tmpdir(), "memgate-bundle-"));
     const events = join(home, "events.jsonl");
     writeFileSync(events, `${JSON.stringify({ eventId: "m-1", kind: "fact", text: "Budget is 5 USD." })}\n`);
@@ -25,6 +27,17 @@ describe("the command line bundle", () => {
     );
     const file = readFileSync(join(import.meta.dirname, "../../prompts/consolidate-v1.md"), "utf8");
     expect(manifest.promptHash).toBe(sha256(file));
+  });
+
+  it("lists every prompt file, each with its file's exact text", async () => {
+    const { PROMPT_FILES } = await import("../../shared/app/prompt-files.ts");
+    const folder = join(import.meta.dirname, "../../prompts");
+    const files = Object.fromEntries(
+      readdirSync(folder)
+        .filter((name) => name.endsWith(".md"))
+        .map((name) => [name.slice(0, -3), readFileSync(join(folder, name), "utf8")]),
+    );
+    expect(PROMPT_FILES).toEqual(files);
   });
 
   it("bundles the tokenizer's rank table: a bundle counts tokens with no node_modules beside it", async () => {
