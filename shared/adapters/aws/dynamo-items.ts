@@ -16,15 +16,9 @@ import { DEFAULT_SETTINGS } from "../../ports/store.ts";
  * read is parsed, never cast), the index items of new events, how a batch splits into
  * transactions, and what a cancelled switch transaction means.
  */
-export const TABLE_KEYS = {
-  partition: "pk",
-  sort: "sk",
-  sequenceIndex: "bySequence",
-  sequence: "seq",
-  /** Present on a CLOCK item (its pk) only while the subject may need a rebuild: a sparse index. */
-  rebuildCheck: "rebuildCheck",
-  rebuildCheckIndex: "byRebuildCheck",
-} as const;
+import { TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
+
+export { TABLE_ITEM_KEYS, TABLE_KEYS };
 
 /** DynamoDB's bound on one TransactWriteItems: 100 items, 4 MB (we keep a margin on size). */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -39,8 +33,8 @@ export function clockSubjectOf(keys: Record<string, { S?: string } | undefined>)
   if (keys[TABLE_KEYS.sort]?.S !== CLOCK || !partition?.startsWith("S#")) return null;
   return partition.slice(2);
 }
-export const CLOCK = "CLOCK";
-export const ALIAS = "ALIAS";
+export const CLOCK = TABLE_ITEM_KEYS.clock;
+export const ALIAS = TABLE_ITEM_KEYS.alias;
 export const eventSk = (eventId: string) => `E#${eventId}`;
 export const artifactSk = (artifactId: string) => `A#${artifactId}`;
 export const indexSk = (key: string, scope: string) =>

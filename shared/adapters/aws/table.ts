@@ -1,5 +1,5 @@
 import { CreateTableCommand, type DynamoDBClient, waitUntilTableExists } from "@aws-sdk/client-dynamodb";
-import { TABLE_KEYS } from "./dynamo-store.ts";
+import { TABLE_KEYS } from "./table-layout.ts";
 
 /**
  * Creates the memgate table as the CDK stack defines it (for local engines and tests): pk/sk

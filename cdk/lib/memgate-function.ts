@@ -1,0 +1,57 @@
+import { join } from "node:path";
+import { type Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Construct } from "constructs";
+
+export const PROJECT_ROOT = join(import.meta.dirname, "..", "..");
+
+export interface MemgateFunctionProps {
+  /** The folder under lambdas/ whose handler.ts this function runs. */
+  lambda: "api" | "worker" | "outbox" | "sweep";
+  description: string;
+  timeout: Duration;
+  memorySize?: number;
+  environment: Record<string, string>;
+}
+
+/**
+ * What every memgate Lambda shares: Node.js 24 on arm64, X-Ray tracing, its own log group with a
+ * retention, and one self-contained ES module bundled by the locally installed esbuild (never
+ * Docker) with the AWS SDK inside (the versions tested are the versions deployed) and the prompts
+ * imported as text, as scripts/bundle-lambdas.mjs bundles them for the tests.
+ */
+export class MemgateFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: MemgateFunctionProps) {
+    super(scope, id, {
+      entry: join(PROJECT_ROOT, "lambdas", props.lambda, "handler.ts"),
+      handler: "handler",
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      timeout: props.timeout,
+      memorySize: props.memorySize ?? 1024,
+      tracing: Tracing.ACTIVE,
+      logGroup: new LogGroup(scope, `${id}Logs`, {
+        retention: RetentionDays.THREE_MONTHS,
+        removalPolicy: RemovalPolicy.RETAIN,
+      }),
+      environment: { ...props.environment, NODE_OPTIONS: "--enable-source-maps" },
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, "package-lock.json"),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: "node22",
+        minify: true,
+        sourceMap: true,
+        mainFields: ["module", "main"],
+        externalModules: [],
+        loader: { ".md": "text" },
+        forceDockerBundling: false,
+        banner:
+          "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
+      },
+    });
+  }
+}
