@@ -1,10 +1,12 @@
 import { type ChecklistEntry, gateChecklist } from "../domain/gate.ts";
 import type { MustPreserveItem } from "../domain/must-preserve.ts";
-import type { ConsolidationOutput, Snapshot } from "../domain/schemas.ts";
+import type { ConsolidationOutput, SequencedEvent, Snapshot } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
 import { SELECTOR_VERSION, selectorNamed } from "../domain/validity.ts";
 import { describeValue } from "../domain/values.ts";
+import { NotFoundError } from "../ports/errors.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
+import { shownStatus } from "../ports/store.ts";
 import type { Deps, PublishDeps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
 import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
 
@@ -155,4 +157,71 @@ async function currentSummary(
         reason: `${alias.parentArtifactId} already covers the whole log (${snapshot.highWater}) at epoch ${snapshot.inputEpoch} with selector ${manifest.selectorVersion}, prompt ${manifest.promptVersion} and model ${manifest.modelSnapshot}; nothing to recover`,
       }
     : null;
+}
+
+export interface ClaimExplanation {
+  artifactId: string;
+  status: string;
+  inputRoot: string;
+  model: string;
+  prompt: string;
+  claims: Array<{
+    index: number;
+    claim: ConsolidationOutput["claims"][number];
+    evidence: Array<Pick<SequencedEvent, "eventId" | "sequence" | "kind" | "text" | "trust" | "source">>;
+  }>;
+}
+
+/**
+ * A claim's lineage in words an agent can use: the artifact (the one recall serves unless named),
+ * its manifest's input root, model and prompt, and each claim (all, or those of one key) with the
+ * events it was derived from, as they are stored.
+ */
+export async function explainClaims(
+  deps: Pick<Deps, "events" | "artifacts">,
+  subject: string,
+  options: { artifactId?: string | undefined; key?: string | undefined } = {},
+): Promise<ClaimExplanation> {
+  const artifactId =
+    options.artifactId ?? (await deps.events.snapshot(subject)).expectedAlias?.parentArtifactId;
+  if (!artifactId) throw new NotFoundError(`${subject} has no published summary yet: name an artifactId`);
+  const record = await deps.artifacts.getRecord(subject, artifactId);
+  if (!record) throw new NotFoundError(`no artifact ${artifactId} for ${subject}`);
+  const [manifest, raw] = await Promise.all([
+    deps.artifacts.readManifest(subject, artifactId),
+    deps.artifacts.readArtifact(subject, artifactId),
+  ]);
+  const body = ConsolidationOutputSchema.parse(raw);
+  const claims = body.claims
+    .map((claim, index) => ({ claim, index }))
+    .filter(({ claim }) => options.key === undefined || claim.key === options.key);
+  const stored = await deps.events.eventsById(subject, [
+    ...new Set(claims.flatMap((c) => c.claim.derivedFrom)),
+  ]);
+  return {
+    artifactId,
+    status: shownStatus(record),
+    inputRoot: manifest.inputRoot,
+    model: manifest.modelSnapshot,
+    prompt: manifest.promptVersion,
+    claims: claims.map(({ claim, index }) => ({
+      index,
+      claim,
+      evidence: claim.derivedFrom.flatMap((id) => {
+        const event = stored.get(id)?.event;
+        return event
+          ? [
+              {
+                eventId: event.eventId,
+                sequence: event.sequence,
+                kind: event.kind,
+                text: event.text,
+                trust: event.trust,
+                source: event.source,
+              },
+            ]
+          : [];
+      }),
+    })),
+  };
 }

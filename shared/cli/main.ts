@@ -5,7 +5,7 @@ import { InputError } from "../io/event-file.ts";
 import { demoCommand } from "./demo-command.ts";
 import { GATE_USAGE, gateCommand } from "./gate-command.ts";
 import type { Io } from "./output.ts";
-import { EXIT, processIo, UsageError } from "./output.ts";
+import { EXIT, MEMGATE_VERSION, processIo, UsageError } from "./output.ts";
 import { STORE_COMMANDS } from "./store-commands.ts";
 
 const USAGE = `memgate: consolidates agent memory into summaries that cannot silently change meaning
@@ -33,6 +33,7 @@ Commands:
   policy       a subject's trust policy (minTrust, blocked sources); raising it marks summaries STALE
   settings     the store's publish mode (live|shadow) and recall bypass (on|off)
   serve        the HTTP API over the store, with the worker and the sweep in process
+  mcp          memgate as an MCP server over stdio (tools remember, recall, forget, consolidate, explain)
   demo         the embedded walk-through (what npm start runs)
 
 Store commands take --home DIR (default $MEMGATE_HOME or ./.memgate) or --store aws.
@@ -101,6 +102,7 @@ const FLAG_HELP: Record<string, [string, string]> = {
   query: ["TEXT", "search the summary's cold layer (its index, never the log) for these words"],
   port: ["PORT", "port to listen on (default 8787; 0 picks a free one)"],
   host: ["ADDRESS", "address to bind (default 127.0.0.1: loopback only)"],
+  subject: ["SUBJECT", "the subject a tool call means when it names none"],
   token: ["T", "require Authorization: Bearer T on every route but /healthz (or $MEMGATE_TOKEN)"],
   events: ["FILE", "MemoryEvent JSON Lines"],
   candidate: ["FILE", "the candidate summary (ConsolidationOutput JSON)"],
@@ -136,7 +138,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     return name === undefined ? EXIT.badInput : EXIT.ok;
   }
   if (name === "--version") {
-    io.out("memgate 0.1.0");
+    io.out(`memgate ${MEMGATE_VERSION}`);
     return EXIT.ok;
   }
   const command = COMMANDS[name];

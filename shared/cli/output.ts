@@ -1,3 +1,6 @@
+/** The version `memgate --version` prints and the MCP server announces. */
+export const MEMGATE_VERSION = "0.1.0";
+
 /** Exit codes of CONTRACT §5. */
 export const EXIT = {
   ok: 0,

@@ -1,3 +1,4 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StoreHomeError } from "../adapters/embedded/sqlite-store.ts";
 import { lineageDot, lineageProv } from "../app/lineage.ts";
 import { GenerationFailedError } from "../app/model.ts";
@@ -25,6 +26,7 @@ import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "../do
 import { startLocalServer } from "../http/local-server.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
 import { readUserText } from "../io/read-text.ts";
+import { createMcpServer } from "../mcp/server.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
@@ -35,7 +37,7 @@ import {
 } from "../ports/errors.ts";
 import { shownStatus } from "../ports/store.ts";
 import type { Io } from "./output.ts";
-import { EXIT, UsageError } from "./output.ts";
+import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";
 
 /** Flags every store command takes. */
@@ -512,6 +514,26 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
         io.err("memgate: stopping: no new requests; finishing the current generation");
         await server.close();
         io.err("memgate: stopped");
+        return EXIT.ok;
+      });
+    },
+  ),
+
+  mcp: command(
+    "memgate mcp [--subject SUBJECT] [--home DIR] [--store aws] [--model NAME]\n\nmemgate as a Model Context Protocol server over stdio: tools remember, recall, forget,\nconsolidate and explain, the same use cases as the CLI and the HTTP API. Add it to an MCP\nclient's configuration as the command `npx memgate mcp --home <DIR>`. Logs go to stderr.",
+    { subject: { type: "string" } },
+    async (values, _positionals, io) => {
+      const subject = values.subject === undefined ? undefined : subjectArg([values.subject as string]);
+      return withDeps(values, io, async (deps) => {
+        const server = createMcpServer({ deps, defaultSubject: subject, version: MEMGATE_VERSION });
+        const closed = new Promise<void>((resolve) => {
+          server.onclose = resolve;
+        });
+        await server.connect(new StdioServerTransport());
+        // The client closing our stdin ends the session.
+        process.stdin.once("end", () => void server.close());
+        io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
+        await closed;
         return EXIT.ok;
       });
     },

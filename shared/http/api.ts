@@ -24,7 +24,7 @@ import {
   ref,
   SettingsPatch,
 } from "./components.ts";
-import { HttpProblemError, invalid, problemOf } from "./problems.ts";
+import { fieldPath, HttpProblemError, invalid, problemOf } from "./problems.ts";
 
 export interface ApiOptions {
   /** The use cases' dependencies (stores, model, clock, ids), opened once by the caller. */
@@ -479,15 +479,6 @@ function parseBody<T>(schema: z.ZodType<T>, raw: unknown): T {
   const issue = parsed.error.issues[0];
   const field = fieldPath(issue?.path ?? [], "") || "body";
   throw invalid(field, issue?.message ?? "invalid");
-}
-
-/** A zod issue path as a field name: `assertions[0].value`. */
-function fieldPath(path: readonly PropertyKey[], lead: string): string {
-  return path
-    .map((part, index) =>
-      typeof part === "number" ? `[${part}]` : `${index === 0 ? lead : "."}${String(part)}`,
-    )
-    .join("");
 }
 
 function mediaType(c: Context): string {

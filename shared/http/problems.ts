@@ -105,3 +105,12 @@ export function problemOf(error: unknown): HttpProblemError {
     );
   return new HttpProblemError(500, "internal", "unexpected error; it was logged");
 }
+
+/** A zod issue path as a field name (`events[3].assertions[0].value`), after `lead` when it starts with a key. */
+export function fieldPath(path: readonly PropertyKey[], lead = ""): string {
+  return path
+    .map((part, index) =>
+      typeof part === "number" ? `[${part}]` : `${index === 0 ? lead : "."}${String(part)}`,
+    )
+    .join("");
+}

@@ -1,0 +1,208 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { explainClaims } from "../app/operations.ts";
+import type { Deps } from "../app/pipeline.ts";
+import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "../app/pipeline.ts";
+import { RecallQuery } from "../app/recall-options.ts";
+import { EventId, MemoryEvent, MemoryEventObject, Subject } from "../domain/schemas.ts";
+import { MAX_EVENTS_PER_REQUEST } from "../http/components.ts";
+import { fieldPath, problemOf } from "../http/problems.ts";
+
+export interface McpOptions {
+  deps: Deps;
+  /** The subject a tool call means when it names none. */
+  defaultSubject?: string | undefined;
+  version: string;
+}
+
+/** A tool: its zod schema parses the call; the JSON Schema listed to clients is generated from it. */
+interface Tool<T> {
+  description: string;
+  input: z.ZodType<T>;
+  /** The schema to describe (the same fields; events described by their object schema). */
+  described?: z.ZodType;
+  call(args: T): Promise<unknown>;
+}
+
+const subjectField = Subject.optional().describe("whose memory (default: the server's --subject)");
+const rememberFields = <E extends z.ZodType>(event: E) =>
+  z
+    .object({
+      subject: subjectField,
+      events: z
+        .array(event)
+        .min(1, { error: "send at least one event" })
+        .max(MAX_EVENTS_PER_REQUEST, { error: `at most ${MAX_EVENTS_PER_REQUEST} events a call` })
+        .describe("MemoryEvents (CONTRACT §1): write-once by eventId"),
+    })
+    .strict();
+
+/**
+ * The MCP server: memgate as an agent's memory tool over the Model Context Protocol. Every tool is
+ * one of the use cases the CLI and the HTTP API call (append, recall, revoke, snapshot + run,
+ * lineage); arguments are parsed with the contract's zod schemas and a bad one comes back as a
+ * tool error naming the field, as the HTTP API's 400 does.
+ */
+export function createMcpServer(options: McpOptions): Server {
+  const { deps } = options;
+  const subjectOf = (given: string | undefined): string => {
+    const subject = given ?? options.defaultSubject;
+    if (subject === undefined)
+      throw new ToolInputError("subject", "name the subject (or start memgate mcp with --subject)");
+    return subject;
+  };
+
+  const tools: Record<string, Tool<never>> = {
+    remember: tool({
+      description:
+        "Append memory events for a subject (facts, preferences, constraints, decisions, tasks, permissions, notes). Each event is write-once by its eventId; re-sending the same event is harmless.",
+      input: rememberFields(MemoryEvent),
+      described: rememberFields(MemoryEventObject),
+      call: async ({ subject, events }) => {
+        const outcome = await appendEvents(
+          deps,
+          subjectOf(subject),
+          events.map(({ sequence: _sequence, ...event }) => event),
+        );
+        return {
+          appended: outcome.appended,
+          duplicates: outcome.duplicates,
+          highWater: outcome.highWater,
+          inputEpoch: outcome.inputEpoch,
+          rebuildRequested: outcome.rebuildRequested,
+        };
+      },
+    }),
+    recall: tool({
+      description:
+        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists. Optional scope, token budget, and a query over the summary's cold layer.",
+      input: z
+        .object({
+          subject: subjectField,
+          scope: z.string().min(1).max(128).optional().describe("that scope's items and the global ones"),
+          budget: z.number().int().min(0).max(100_000_000).optional().describe("at most this many tokens"),
+          query: z.string().max(1000).optional().describe("words to find among cold events"),
+          cursor: z.string().max(200).optional().describe("nextCursor of the previous answer"),
+        })
+        .strict(),
+      call: async ({ subject, budget, ...rest }) => {
+        const parsed = RecallQuery.parse({
+          ...rest,
+          ...(budget === undefined ? {} : { budget: String(budget) }),
+        });
+        return recall(deps, subjectOf(subject), parsed);
+      },
+    }),
+    forget: tool({
+      description:
+        "Revoke events (they were wrong or must be forgotten): summaries that used them stop being served at once, and a rebuild is requested.",
+      input: z
+        .object({
+          subject: subjectField,
+          eventIds: z.array(EventId).min(1, { error: "name at least one event" }).max(MAX_EVENTS_PER_REQUEST),
+          reason: z
+            .string()
+            .max(16 * 1024)
+            .optional(),
+        })
+        .strict(),
+      call: async ({ subject, eventIds, reason }) => {
+        const outcome = await revokeEvents(deps, subjectOf(subject), eventIds, reason);
+        return { revoked: eventIds, inputEpoch: outcome.inputEpoch, staled: outcome.staled };
+      },
+    }),
+    consolidate: tool({
+      description:
+        "Consolidate a subject's memory now: select the valid events, summarise them, run the loss gate, and publish the summary if it passes (shadow mode waits for review).",
+      input: z.object({ subject: subjectField }).strict(),
+      call: async ({ subject }) => {
+        const outcome = await run(deps, await takeSnapshot(deps, subjectOf(subject)));
+        return outcome.status === "dropped"
+          ? outcome
+          : {
+              status: outcome.status,
+              artifactId: outcome.artifactId,
+              gate: { verdict: outcome.gate.verdict, reasons: outcome.gate.reasons.slice(0, 20) },
+            };
+      },
+    }),
+    explain: tool({
+      description:
+        "Where a summary's claims came from: each claim (all, or those of one key) with the events it was derived from. Defaults to the summary recall serves.",
+      input: z
+        .object({
+          subject: subjectField,
+          artifactId: z.string().min(1).max(400).optional(),
+          key: z.string().min(1).max(400).optional(),
+        })
+        .strict(),
+      call: async ({ subject, artifactId, key }) =>
+        explainClaims(deps, subjectOf(subject), { artifactId, key }),
+    }),
+  };
+
+  const server = new Server({ name: "memgate", version: options.version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: Object.entries(tools).map(([name, definition]) => ({
+      name,
+      description: definition.description,
+      inputSchema: inputSchemaOf(definition.described ?? definition.input),
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const definition = tools[request.params.name];
+    if (!definition)
+      return toolError("name", `no tool "${request.params.name}"; tools: ${Object.keys(tools).join(", ")}`);
+    const parsed = definition.input.safeParse(request.params.arguments ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return toolError(fieldPath(issue?.path ?? []) || "arguments", issue?.message ?? "invalid");
+    }
+    try {
+      const result = await definition.call(parsed.data);
+      return {
+        content: [{ type: "text", text: JSON.stringify(result) }],
+        structuredContent: result as Record<string, unknown>,
+      };
+    } catch (error) {
+      if (error instanceof ToolInputError) return toolError(error.field, error.message);
+      const problem = problemOf(error);
+      if (problem.status === 500) process.stderr.write(`memgate mcp: unexpected error: ${String(error)}\n`);
+      return toolError(problem.field ?? problem.code, problem.message);
+    }
+  });
+  return server;
+}
+
+/** A bad argument found after parsing (no subject given and no default). */
+class ToolInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ToolInputError";
+  }
+}
+
+function tool<T>(definition: Tool<T>): Tool<never> {
+  return definition as unknown as Tool<never>;
+}
+
+function toolError(field: string, message: string): CallToolResult {
+  const text = message.startsWith(`${field}:`) ? message : `${field}: ${message}`;
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+function inputSchemaOf(schema: z.ZodType): { type: "object"; [key: string]: unknown } {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  return { ...json, type: "object" };
+}

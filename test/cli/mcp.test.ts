@@ -1,0 +1,103 @@
+// `memgate mcp` driven by the official MCP SDK's client over stdio, as an agent's host would.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN } from "../support/cli.ts";
+
+const home = mkdtempSync(join(tmpdir(), "memgate-mcp-"));
+let client: Client;
+
+beforeAll(async () => {
+  client = new Client({ name: "memgate-test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "--home", home, "--subject", "mcp/ana"],
+      stderr: "ignore",
+    }),
+  );
+});
+afterAll(async () => {
+  await client?.close();
+});
+
+/** The JSON a tool answered, or the error text when it answered an error. */
+async function call(name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  const text = (result.content as Array<{ type: string; text: string }>)[0]?.text ?? "";
+  return { isError: result.isError === true, text, json: result.isError ? null : JSON.parse(text) };
+}
+
+describe("memgate mcp", () => {
+  it("lists the five tools, remember taking the MemoryEvent schema", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "consolidate",
+      "explain",
+      "forget",
+      "recall",
+      "remember",
+    ]);
+    const remember = tools.find((t) => t.name === "remember");
+    const events = (
+      remember?.inputSchema.properties as Record<
+        string,
+        { items: { properties: Record<string, unknown>; required: string[] } }
+      >
+    ).events;
+    expect(events?.items.required).toEqual(["eventId", "kind"]);
+    expect(Object.keys(events?.items.properties ?? {})).toEqual(
+      expect.arrayContaining(["eventId", "kind", "text", "assertions", "trust", "source"]),
+    );
+  });
+
+  it("remember → consolidate → recall serves the summary; explain names the sources; forget → raw", async () => {
+    const remembered = await call("remember", {
+      events: [
+        { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+        {
+          eventId: "b-1",
+          kind: "fact",
+          text: "The budget is 12,500 USD.",
+          assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
+        },
+      ],
+    });
+    expect(remembered.json).toMatchObject({ appended: ["c-1", "b-1"], highWater: 2 });
+    const consolidated = await call("consolidate", {});
+    expect(consolidated.json.status).toBe("PUBLISHED");
+    const summary = await call("recall", { budget: 4000 });
+    expect(summary.json.mode).toBe("summary");
+    expect(summary.json.artifactId).toBe(consolidated.json.artifactId);
+
+    const explained = await call("explain", { key: "budget" });
+    expect(explained.json.claims).toHaveLength(1);
+    expect(explained.json.claims[0].evidence[0]).toMatchObject({
+      eventId: "b-1",
+      text: "The budget is 12,500 USD.",
+    });
+
+    const forgotten = await call("forget", { eventIds: ["b-1"], reason: "the figure was wrong" });
+    expect(forgotten.json.staled).toEqual([consolidated.json.artifactId]);
+    const raw = await call("recall", {});
+    expect(raw.json.mode).toBe("raw");
+    expect(raw.json.events.map((e: { eventId: string }) => e.eventId)).toEqual(["c-1"]);
+  });
+
+  it("a bad argument is a tool error naming the field", async () => {
+    const missingText = await call("remember", { events: [{ eventId: "x-1", kind: "fact" }] });
+    expect(missingText.isError).toBe(true);
+    expect(missingText.text).toMatch(/^events\[0\]\.text: /);
+    const badBudget = await call("recall", { budget: -5 });
+    expect(badBudget.isError).toBe(true);
+    expect(badBudget.text).toMatch(/^budget: /);
+    const unknownEvent = await call("forget", { eventIds: ["nope-1"] });
+    expect(unknownEvent.isError).toBe(true);
+    expect(unknownEvent.text).toMatch(/nope-1/);
+    const stranger = await call("recall", { subject: "x".repeat(200) });
+    expect(stranger.text).toMatch(/^subject: /);
+  });
+});
