@@ -1,5 +1,12 @@
 import { Duration, RemovalPolicy, Stack, type StackProps, Tags } from "aws-cdk-lib";
-import { HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
+import {
+  HttpApi,
+  HttpMethod,
+  HttpNoneAuthorizer,
+  type HttpRoute,
+  HttpStage,
+  LogGroupLogDestination,
+} from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpIamAuthorizer, HttpJwtAuthorizer } from "aws-cdk-lib/aws-apigatewayv2-authorizers";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import {
@@ -56,6 +63,8 @@ export class TenantStack extends Stack {
   readonly deadLetters: Queue;
   readonly alarmTopic: ITopic;
   readonly api: HttpApi;
+  /** The review page's static routes: the only ones without an authorizer. */
+  readonly reviewPageRoutes: HttpRoute[];
 
   constructor(scope: Construct, id: string, props: TenantStackProps) {
     super(scope, id, props);
@@ -247,6 +256,17 @@ export class TenantStack extends Stack {
         ? new HttpJwtAuthorizer("JwtAuthorizer", tenant.jwt.issuer, { jwtAudience: tenant.jwt.audience })
         : new HttpIamAuthorizer(),
     });
+    // The review page's static files hold no memory (the page sends the reviewer's JWT with each
+    // API call); a browser cannot sign requests with SigV4, so they are served unauthenticated.
+    const pageIntegration = new HttpLambdaIntegration("ReviewPageIntegration", apiFunction);
+    this.reviewPageRoutes = ["/review", "/review/app.js", "/review/app.css"].flatMap((path) =>
+      this.api.addRoutes({
+        path,
+        methods: [HttpMethod.GET],
+        integration: pageIntegration,
+        authorizer: new HttpNoneAuthorizer(),
+      }),
+    );
     new HttpStage(this, "DefaultStage", {
       httpApi: this.api,
       stageName: "$default",

@@ -4,11 +4,11 @@ import type { ConsolidationOutput, SequencedEvent, Snapshot } from "../domain/sc
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
 import { SELECTOR_VERSION, selectorNamed } from "../domain/validity.ts";
 import { describeValue } from "../domain/values.ts";
-import { NotFoundError } from "../ports/errors.ts";
+import { NotFoundError, PublishRefusedError } from "../ports/errors.ts";
 import type { ArtifactRecord } from "../ports/store.ts";
 import { shownStatus } from "../ports/store.ts";
 import type { Deps, PublishDeps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
-import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
+import { publish, rawBeforeRecord, rawForRecord, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
 
 /**
  * Release operations: shadow review and approval, and forward recovery. Each goes through the same
@@ -19,7 +19,14 @@ export interface ChecklistLine {
   item: string;
   keptBy: string | null;
   evidence: string | null;
+  /** The events behind the item as stored: what a reviewer reads to judge it. */
+  evidenceEvents: EvidenceEvent[];
 }
+
+export type EvidenceEvent = Pick<
+  SequencedEvent,
+  "eventId" | "sequence" | "kind" | "text" | "trust" | "source"
+>;
 
 export interface ShadowReview {
   artifactId: string;
@@ -69,19 +76,56 @@ async function reviewOne(
   );
   // The gate's own judgement of what keeps each item: never a second notion of "kept".
   const { checklist } = gateChecklist(context, body);
+  const byId = new Map(context.selection.validInputs.map((event) => [event.eventId, event]));
   return {
     artifactId: record.artifactId,
     coversThrough: record.coversThrough,
-    checklist: checklist.map((entry) => checklistLine(entry, body)),
+    checklist: checklist.map((entry) => checklistLine(entry, body, byId)),
   };
 }
 
-function checklistLine({ item, keptBy }: ChecklistEntry, body: ConsolidationOutput): ChecklistLine {
+function checklistLine(
+  { item, keptBy }: ChecklistEntry,
+  body: ConsolidationOutput,
+  events: ReadonlyMap<string, SequencedEvent>,
+): ChecklistLine {
+  const ids = item.kind === "conflict" ? item.members : [item.eventId];
   return {
     item: describeItem(item),
     keptBy: keptBy === null ? null : `${keptBy}: ${describeKeeper(keptBy, body)}`,
-    evidence: item.kind === "conflict" ? item.members.join(", ") : item.eventId,
+    evidence: ids.join(", "),
+    evidenceEvents: ids.flatMap((id) => {
+      const event = events.get(id);
+      return event ? [evidenceOf(event)] : [];
+    }),
   };
+}
+
+function evidenceOf(event: SequencedEvent): EvidenceEvent {
+  return {
+    eventId: event.eventId,
+    sequence: event.sequence,
+    kind: event.kind,
+    text: event.text,
+    trust: event.trust,
+    source: event.source,
+  };
+}
+
+/** A reviewer's no: a SHADOW artifact becomes REJECTED (kept for audit, never published). */
+export async function reject(
+  deps: Pick<Deps, "artifacts">,
+  subject: string,
+  artifactId: string,
+): Promise<void> {
+  if (!(await deps.artifacts.transition(subject, artifactId, ["SHADOW"], "REJECTED")))
+    throw new PublishRefusedError(
+      "artifact-not-publishable",
+      `${artifactId} is not a SHADOW artifact awaiting review`,
+      {
+        what: "reject",
+      },
+    );
 }
 
 function describeItem(item: MustPreserveItem): string {
@@ -168,7 +212,7 @@ export interface ClaimExplanation {
   claims: Array<{
     index: number;
     claim: ConsolidationOutput["claims"][number];
-    evidence: Array<Pick<SequencedEvent, "eventId" | "sequence" | "kind" | "text" | "trust" | "source">>;
+    evidence: EvidenceEvent[];
   }>;
 }
 
@@ -209,19 +253,52 @@ export async function explainClaims(
       claim,
       evidence: claim.derivedFrom.flatMap((id) => {
         const event = stored.get(id)?.event;
-        return event
-          ? [
-              {
-                eventId: event.eventId,
-                sequence: event.sequence,
-                kind: event.kind,
-                text: event.text,
-                trust: event.trust,
-                source: event.source,
-              },
-            ]
-          : [];
+        return event ? [evidenceOf(event)] : [];
       }),
     })),
   };
+}
+
+export interface SubjectStatus {
+  subject: string;
+  highWater: number;
+  inputEpoch: number;
+  /** What recall serves now, and why when raw. */
+  serving: "summary" | "raw";
+  reason: string | null;
+  artifactId: string | null;
+  /** SHADOW artifacts awaiting review. */
+  shadows: string[];
+}
+
+/** Each subject's state for the review page: served summary or raw (and why), shadows waiting. */
+export async function subjectStatuses(
+  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  subjects: readonly string[],
+): Promise<SubjectStatus[]> {
+  const settings = await deps.settings.settings();
+  return Promise.all(
+    subjects.map(async (subject) => {
+      const snapshot = await deps.events.snapshot(subject);
+      const records = await deps.artifacts.listRecords(subject);
+      const alias = snapshot.expectedAlias;
+      const reason =
+        rawBeforeRecord(settings, snapshot) ??
+        (alias
+          ? rawForRecord(
+              alias.parentArtifactId,
+              records.find((r) => r.artifactId === alias.parentArtifactId) ?? null,
+            )
+          : null);
+      return {
+        subject,
+        highWater: snapshot.highWater,
+        inputEpoch: snapshot.inputEpoch,
+        serving: reason === null ? "summary" : "raw",
+        reason,
+        artifactId: alias?.parentArtifactId ?? null,
+        shadows: records.filter((r) => r.status === "SHADOW" && !r.stale).map((r) => r.artifactId),
+      };
+    }),
+  );
 }

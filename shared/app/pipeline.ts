@@ -47,6 +47,7 @@ import type {
   EventLog,
   SettingsPort,
   SnapshotQueue,
+  TenantSettings,
 } from "../ports/store.ts";
 import { shownStatus } from "../ports/store.ts";
 import type { Failpoints } from "./failpoints.ts";
@@ -631,6 +632,25 @@ function eventInScope(wanted: string | undefined, event: MemoryEvent): boolean {
 }
 
 /**
+ * Why recall must answer raw, judged from the settings and one consistent read of clock and alias
+ * (null: the alias's summary may be served, if its record allows: `rawForRecord`).
+ */
+export function rawBeforeRecord(settings: TenantSettings, snapshot: Snapshot): string | null {
+  const alias = snapshot.expectedAlias;
+  if (settings.recallBypass) return "recall bypass is on: raw events only";
+  if (alias === null) return "no summary published yet";
+  if (alias.sourceEpoch !== snapshot.inputEpoch)
+    return `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${snapshot.inputEpoch}); raw until it is rebuilt`;
+  return null;
+}
+
+/** Why the alias's artifact cannot be served (null: it is PUBLISHED and not marked STALE). */
+export function rawForRecord(artifactId: string, record: ArtifactRecord | null): string | null {
+  if (record?.status === "PUBLISHED" && !record.stale) return null;
+  return `artifact ${artifactId} is ${record ? shownStatus(record) : "missing"}, not PUBLISHED`;
+}
+
+/**
  * Serves the summary plus its tail only when the alias's epoch equals the clock's, the artifact is
  * PUBLISHED and the tenant is not in bypass; otherwise the raw valid events and why. Revoked,
  * superseded and untrusted events are never served. Events come a page at a time (never the whole
@@ -646,14 +666,7 @@ export async function recall(
   const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
   const snapshot = await deps.events.snapshot(subject);
   const alias = snapshot.expectedAlias;
-  const settings = await deps.settings.settings();
-  const reason = settings.recallBypass
-    ? "recall bypass is on: raw events only"
-    : alias === null
-      ? "no summary published yet"
-      : alias.sourceEpoch !== snapshot.inputEpoch
-        ? `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${snapshot.inputEpoch}); raw until it is rebuilt`
-        : null;
+  const reason = rawBeforeRecord(await deps.settings.settings(), snapshot);
   const base = {
     highWater: snapshot.highWater,
     inputEpoch: snapshot.inputEpoch,
@@ -680,10 +693,8 @@ export async function recall(
   };
   if (reason !== null || !alias) return raw(reason ?? "no summary");
   const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
-  if (record?.status !== "PUBLISHED" || record.stale)
-    return raw(
-      `artifact ${alias.parentArtifactId} is ${record ? shownStatus(record) : "missing"}, not PUBLISHED`,
-    );
+  const unserved = rawForRecord(alias.parentArtifactId, record);
+  if (unserved !== null) return raw(unserved);
   let body: ConsolidationOutput;
   try {
     body = ConsolidationOutputSchema.parse(
@@ -844,9 +855,7 @@ function decodeCursor(cursor: string): number {
   } catch (error) {
     throw new InputError(
       `cursor: "${cursor.slice(0, 40)}" is not a cursor memgate issued; pass nextCursor as it came`,
-      {
-        cause: error,
-      },
+      { cause: error, field: "cursor" },
     );
   }
 }

@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { lineageDot, lineageProv } from "../app/lineage.ts";
-import { approve, review } from "../app/operations.ts";
+import { approve, explainClaims, reject, review, subjectStatuses } from "../app/operations.ts";
 import type { Deps } from "../app/pipeline.ts";
 import {
   appendEvents,
@@ -16,6 +16,7 @@ import {
 import { parseRecallOptions } from "../app/recall-options.ts";
 import { MemoryEvent, Subject, TrustPolicy } from "../domain/schemas.ts";
 import { shownStatus } from "../ports/store.ts";
+import { REVIEW_HEADERS, REVIEW_HTML, REVIEW_SCRIPT, REVIEW_STYLE } from "../review/page.ts";
 import {
   API_COMPONENTS,
   MAX_EVENTS_PER_REQUEST,
@@ -358,6 +359,79 @@ export function createApi(options: ApiOptions): OpenAPIHono {
   route(
     {
       method: "get",
+      path: "/v1/subjects",
+      summary: "Subjects with what recall serves now and the SHADOW artifacts awaiting review",
+      request: {
+        query: z.object({
+          after: z.string().optional().openapi({ description: "the last subject of the previous page" }),
+          limit: z.string().optional().openapi({ description: "at most this many (1–100, default 50)" }),
+        }),
+      },
+      responses: { 200: json(ref("AnyObject"), "one page of subjects"), 400: errors[400] },
+    },
+    async (c) => {
+      const after = c.req.query("after");
+      const limitText = c.req.query("limit") ?? "50";
+      if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100)
+        throw invalid("limit", "must be a whole number from 1 to 100");
+      const limit = Number(limitText);
+      const all = await deps.events.listSubjects();
+      const page = all.filter((subject) => after === undefined || subject > after).slice(0, limit);
+      const next = page.length === limit && all.indexOf(page[page.length - 1] as string) < all.length - 1;
+      return c.json(
+        { subjects: await subjectStatuses(deps, page), next: next ? page[page.length - 1] : null },
+        200,
+      );
+    },
+  );
+
+  route(
+    {
+      method: "post",
+      path: "/v1/artifacts/{artifactId}/reject",
+      summary: "A reviewer's no: the SHADOW artifact becomes REJECTED (kept, never published)",
+      request: { params: artifactPath },
+      responses: {
+        200: json(ref("AnyObject"), "rejected"),
+        ...errors,
+        409: json(ref("Problem"), "not a SHADOW artifact"),
+      },
+    },
+    async (c) => {
+      const { subject, artifactId } = await artifactParam(c);
+      await reject(deps, subject, artifactId);
+      return c.json({ status: "REJECTED", artifactId }, 200);
+    },
+  );
+
+  route(
+    {
+      method: "get",
+      path: "/v1/artifacts/{artifactId}/claims",
+      summary: "Each claim (or those of one key) with the events it was derived from",
+      request: {
+        params: artifactPath,
+        query: z.object({ key: z.string().optional().openapi({ description: "only this key's claims" }) }),
+      },
+      responses: { 200: json(ref("AnyObject"), "the claims and their evidence"), ...errors },
+    },
+    async (c) => {
+      const { subject, artifactId } = await artifactParam(c);
+      return c.json(await explainClaims(deps, subject, { artifactId, key: c.req.query("key") }), 200);
+    },
+  );
+
+  app.get("/review", (c) => c.html(REVIEW_HTML, 200, REVIEW_HEADERS));
+  app.get("/review/app.js", (c) =>
+    c.body(REVIEW_SCRIPT, 200, { ...REVIEW_HEADERS, "content-type": "text/javascript; charset=utf-8" }),
+  );
+  app.get("/review/app.css", (c) =>
+    c.body(REVIEW_STYLE, 200, { ...REVIEW_HEADERS, "content-type": "text/css; charset=utf-8" }),
+  );
+
+  route(
+    {
+      method: "get",
       path: "/v1/subjects/{subject}/policy",
       summary: "The subject's trust policy",
       request: { params: subjectPath },
@@ -551,10 +625,14 @@ function tooManyEvents(): HttpProblemError {
   );
 }
 
+const PUBLIC_PATHS = new Set(["/healthz", "/review", "/review/app.js", "/review/app.css"]);
+
 function bearerAuth(token: string) {
   const expected = Buffer.from(`Bearer ${token}`);
   return async (c: Context, next: () => Promise<void>) => {
-    if (new URL(c.req.url).pathname === "/healthz") return next();
+    // The health check and the review page's static files hold no memory: the page asks for the
+    // token and sends it with every API call it makes.
+    if (PUBLIC_PATHS.has(new URL(c.req.url).pathname)) return next();
     const given = Buffer.from(c.req.header("authorization") ?? "");
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       c.header("WWW-Authenticate", 'Bearer realm="memgate"');

@@ -68,14 +68,15 @@ const UNREACHABLE_CODES = new Set([
  */
 export function problemOf(error: unknown): HttpProblemError {
   if (error instanceof HttpProblemError) return error;
-  if (error instanceof NotFoundError) return new HttpProblemError(404, "not-found", error.message);
+  if (error instanceof NotFoundError) return new HttpProblemError(404, "not-found", error.message, "path");
   if (error instanceof EventConflictError || error instanceof AlreadyWrittenError)
     return new HttpProblemError(409, "write-once-conflict", error.message, "events");
   if (error instanceof PublishRefusedError)
     return new HttpProblemError(409, `publish-refused:${error.reason}`, error.message, "artifactId");
   if (error instanceof AppendRejectedError || error instanceof EventLogError)
     return new HttpProblemError(400, "invalid-input", error.message, "events");
-  if (error instanceof InputError) return new HttpProblemError(400, "invalid-input", error.message);
+  if (error instanceof InputError)
+    return new HttpProblemError(400, "invalid-input", error.message, error.field ?? "request");
   if (error instanceof StoreContentionError)
     return new HttpProblemError(503, "contention", error.message, undefined, 1);
   if (error instanceof GenerationFailedError)

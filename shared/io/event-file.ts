@@ -4,9 +4,12 @@ import { MemoryEvent, TrustPolicy as TrustPolicySchema } from "../domain/schemas
 
 /** Bad input from a user's file or request: exit 2, nothing written. Says where and what to fix. */
 export class InputError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The field or argument at fault, when one is (the HTTP API names it in its 400). */
+  readonly field: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; field?: string }) {
     super(message, options);
     this.name = "InputError";
+    this.field = options?.field;
   }
 }
 

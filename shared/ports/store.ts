@@ -92,6 +92,8 @@ export interface EventLog {
   ): Promise<boolean>;
   /** Subjects whose clock follows another selector than `version`. */
   subjectsNotOn(version: SelectorVersion): Promise<string[]>;
+  /** Every subject with a clock, sorted (the review page's list; a scan on DynamoDB). */
+  listSubjects(): Promise<string[]>;
   /**
    * Subjects that may need a rebuild (see `rebuildReason`), from committed state only: never from
    * the memory of the process that appended. The embedded store answers exactly; DynamoDB answers

@@ -123,6 +123,16 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       expect((await events.eventsAfter(subject, 1)).map((e) => e.eventId)).toEqual(["b", "c"]);
     });
 
+    it("lists every subject with a clock, sorted", async () => {
+      const { events } = open();
+      const [first, second] = [freshSubject(), freshSubject()].sort();
+      await events.append(second as string, [fact("a")]);
+      await events.append(first as string, [fact("a")]);
+      const listed = await events.listSubjects();
+      expect(listed).toEqual([...listed].sort());
+      expect(listed).toEqual(expect.arrayContaining([first, second]));
+    });
+
     it("treats an identical re-send as a no-op, in any key order", async () => {
       const { events } = open();
       const subject = freshSubject();

@@ -191,7 +191,7 @@ describe("HTTP API over the embedded store (CONTRACT §6)", () => {
       field: "budget",
     });
     const badCursor = await raw(`/v1/subjects/${encodeURIComponent(subject)}/recall?cursor=zzz`);
-    expect(badCursor.status).toBe(400);
+    expect(badCursor).toMatchObject({ status: 400, body: { error: { field: "cursor" } } });
     const badFormat = await raw(
       `/v1/artifacts/${encodeURIComponent("summary:x:000001:y")}/lineage?format=png`,
     );
@@ -208,9 +208,26 @@ describe("HTTP API over the embedded store (CONTRACT §6)", () => {
       expect(current.mode).toBe("raw");
       expect(shadows).toHaveLength(1);
       const shadow = shadows[0]?.artifactId as string;
+      expect(shadows[0]?.checklist.find((line) => line.evidence === "b-1")?.evidenceEvents[0]).toMatchObject({
+        eventId: "b-1",
+        text: budgetFact.text,
+        trust: "user",
+      });
+      const listed = (await raw(`/v1/subjects?limit=100`)).body.subjects.find(
+        (s: { subject: string }) => s.subject === subject,
+      );
+      expect(listed).toMatchObject({ serving: "raw", shadows: [shadow] });
       await client.append(subject, [teaNote]);
       await client.revoke(subject, ["b-1"]);
       await expect(client.approve(shadow)).rejects.toMatchObject({ status: 409 });
+      // A reviewer's no: the candidate is kept, REJECTED, and cannot be rejected twice.
+      await drain(subject);
+      const next = (await client.review(subject)).shadows[0]?.artifactId as string;
+      const reject = (id: string) =>
+        raw(`/v1/artifacts/${encodeURIComponent(id)}/reject`, { method: "POST" });
+      expect((await reject(next)).status).toBe(200);
+      expect((await client.artifacts(subject)).find((a) => a.artifactId === next)?.status).toBe("REJECTED");
+      expect((await reject(next)).status).toBe(409);
       await expect(client.updateSettings({ publishMode: "sometimes" as "live" })).rejects.toMatchObject({
         status: 400,
         field: "publishMode",
@@ -253,8 +270,11 @@ describe("HTTP API over the embedded store (CONTRACT §6)", () => {
       [
         "/v1/artifacts/{artifactId}",
         "/v1/artifacts/{artifactId}/approve",
+        "/v1/artifacts/{artifactId}/claims",
+        "/v1/artifacts/{artifactId}/reject",
         "/v1/artifacts/{artifactId}/lineage",
         "/v1/settings",
+        "/v1/subjects",
         "/v1/subjects/{subject}/artifacts",
         "/v1/subjects/{subject}/clock",
         "/v1/subjects/{subject}/consolidations",

@@ -58,7 +58,7 @@ const loadOutbox = () => import("../../lambdas/outbox/handler.ts");
 const loadSweep = () => import("../../lambdas/sweep/handler.ts");
 
 beforeAll(async () => {
-  aws = await openAwsStores(endpoints);
+  aws = await openAwsStores(endpoints, undefined, { stream: true });
   Object.assign(process.env, {
     AWS_REGION: "us-east-1",
     AWS_ACCESS_KEY_ID: "test",

@@ -239,7 +239,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const full = await deps.artifacts.readReport(subject, outcome.artifactId);
       expect(full.reasons).toHaveLength(3000);
       expect((await deps.artifacts.listRecords(subject)).map((r) => r.status)).toEqual(["REJECTED"]);
-    });
+    }, 240_000); // a volume test (3,000 events): its time is the engine's, never asserted
 
     it("a summary whose body cannot be read is never an error: recall answers raw and says why", async () => {
       const stores = open();

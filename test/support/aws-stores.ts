@@ -39,14 +39,18 @@ export function dynamoClient(endpoints: Endpoints, counter?: RequestCounter): Dy
  * A fresh set of AWS resources on the local engines for one test file: its own table, bucket and
  * FIFO queue (with a DLQ and redrive), named with a random suffix so files never collide.
  */
-export async function openAwsStores(endpoints: Endpoints, counter?: RequestCounter) {
+export async function openAwsStores(
+  endpoints: Endpoints,
+  counter?: RequestCounter,
+  options: { stream?: boolean } = {},
+) {
   const suffix = randomUUID().slice(0, 8);
   const dynamo = dynamoClient(endpoints, counter);
   const s3 = new S3Client({ endpoint: endpoints.motoEndpoint, region, credentials, forcePathStyle: true });
   const sqs = new SQSClient({ endpoint: endpoints.motoEndpoint, region, credentials });
   const tableName = `memgate-${suffix}`;
   const bucket = `memgate-${suffix}`;
-  await createMemgateTable(dynamo, tableName);
+  await createMemgateTable(dynamo, tableName, options);
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const dlq = await sqs.send(
     new CreateQueueCommand({ QueueName: `memgate-dlq-${suffix}.fifo`, Attributes: { FifoQueue: "true" } }),

@@ -589,6 +589,15 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     });
   }
 
+  async listSubjects(): Promise<string[]> {
+    const subjects = await this.scanSubjects({
+      FilterExpression: "sk = :clock",
+      ExpressionAttributeValues: { ":clock": CLOCK },
+      ProjectionExpression: "pk",
+    });
+    return subjects.sort();
+  }
+
   async readAlias(subject: string): Promise<AliasState | null> {
     const { Item } = await this.doc.send(
       new GetCommand({

@@ -5,15 +5,22 @@ import { TABLE_KEYS } from "./table-layout.ts";
  * Creates the memgate table as the CDK stack defines it (for local engines and tests): pk/sk
  * strings, the local secondary index bySequence (pk, seq) that selection and the tail query, and
  * the sparse global index byRebuildCheck holding only the clocks changed since the sweep checked,
- * and a stream of keys for the outbox.
+ * and (when asked) a stream of keys for the outbox, as the stack's table has.
  */
-export async function createMemgateTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function createMemgateTable(
+  client: DynamoDBClient,
+  tableName: string,
+  options: { stream?: boolean } = {},
+): Promise<void> {
   await client.send(
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: "PAY_PER_REQUEST",
-      // The outbox reads committed clock changes from the stream; keys are all it needs.
-      StreamSpecification: { StreamEnabled: true, StreamViewType: "KEYS_ONLY" },
+      // The outbox reads committed clock changes from the stream; keys are all it needs. Local test
+      // tables that no outbox reads go without (DynamoDB Local writes slower with a stream on).
+      ...(options.stream
+        ? { StreamSpecification: { StreamEnabled: true, StreamViewType: "KEYS_ONLY" } }
+        : {}),
       AttributeDefinitions: [
         { AttributeName: TABLE_KEYS.partition, AttributeType: "S" },
         { AttributeName: TABLE_KEYS.sort, AttributeType: "S" },

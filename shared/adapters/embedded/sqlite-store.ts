@@ -486,6 +486,14 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     );
   }
 
+  async listSubjects(): Promise<string[]> {
+    return this.read(() =>
+      (this.statement("SELECT subject FROM clock ORDER BY subject").all() as Array<{ subject: string }>).map(
+        (row) => row.subject,
+      ),
+    );
+  }
+
   async readAlias(subject: string): Promise<AliasState | null> {
     return this.read(() => {
       return this.readAliasRow(subject);
