@@ -20,6 +20,17 @@ console.log(`serve load: ${CONNECTIONS} connections for ${SECONDS} s against ${s
 let next = 0;
 const acknowledged = new Set<string>();
 const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+// Every subject exists before the run: a recall of a subject with no events is a 404 by contract.
+for (let s = 0; s < SUBJECTS; s++) {
+  const seeded = await fetch(`${server.url}/v1/subjects/load-${s}/events`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      events: [{ eventId: `seed-${s}`, kind: "constraint", text: "Answers stay short." }],
+    }),
+  });
+  if (!seeded.ok) throw new Error(`seeding load-${s}: ${seeded.status} ${await seeded.text()}`);
+}
 const result = await autocannon({
   url: server.url,
   connections: CONNECTIONS,
@@ -55,7 +66,11 @@ const result = await autocannon({
     },
   ],
 });
+const serverLog = server.stderr();
 await server.stop("SIGTERM");
+const refusedLines = serverLog
+  .split("\n")
+  .filter((line) => / [45]\d\d \d+ms$/.test(line) || line.includes("unexpected"));
 
 const store = SqliteStore.open(home);
 const stored = new Map<string, number>();
@@ -83,6 +98,10 @@ console.log(
 console.log(
   `  ${acknowledged.size} appends acknowledged, ${stored.size} stored (the rest were in flight when the run ended); acknowledged but lost ${lost.length}, stored twice ${duplicated}`,
 );
+if (refusedLines.length > 0)
+  console.log(
+    `  refused or failed requests, as the server logged them:\n    ${refusedLines.slice(0, 10).join("\n    ")}`,
+  );
 const ok = result.errors === 0 && result.non2xx === 0 && lost.length === 0 && duplicated === 0;
 console.log(ok ? "serve load: ok" : "serve load: FAILED");
 process.exitCode = ok ? 0 : 1;
