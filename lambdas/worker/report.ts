@@ -15,7 +15,7 @@ export class RetryLaterError extends Error {
 /** One log line and the metrics of one worked message (the names the CDK stack alarms on). */
 export function reportWork(runtime: LambdaRuntime, messageId: string, outcome: WorkOutcome): void {
   const { logger, metrics } = runtime;
-  const context = { messageId, status: outcome.status, action: outcome.action };
+  const context = { messageId, subject: outcome.subject, status: outcome.status, action: outcome.action };
   switch (outcome.status) {
     case "poison":
       metrics.addMetric(MetricNames.PoisonMessage, MetricUnit.Count, 1);

@@ -15,14 +15,21 @@ export type WorkOutcome =
   | {
       action: "ack";
       status: "PUBLISHED" | "SHADOW" | "REJECTED" | "CANDIDATE";
+      subject: string;
       artifactId: string;
       gate: GateReport;
       elapsedMs: number;
     }
-  | { action: "ack"; status: "dropped"; detail: string }
-  | { action: "ack"; status: "refused"; refusal: PublishRefusal; detail: string }
-  | { action: "ack"; status: "poison"; detail: string }
-  | { action: "retry"; status: "generation-failed" | "contention" | "error"; detail: string; error: unknown };
+  | { action: "ack"; status: "dropped"; subject: string; detail: string }
+  | { action: "ack"; status: "refused"; subject: string; refusal: PublishRefusal; detail: string }
+  | { action: "ack"; status: "poison"; subject?: undefined; detail: string }
+  | {
+      action: "retry";
+      status: "generation-failed" | "contention" | "error";
+      subject: string;
+      detail: string;
+      error: unknown;
+    };
 
 /**
  * The worker's use case for one queue message: parse it as a snapshot, generate, gate, publish.
@@ -39,12 +46,15 @@ export async function workOnMessage(
   const snapshot = Snapshot.safeParse(typeof body === "string" ? parseJson(body) : body);
   if (!snapshot.success) return { action: "ack", status: "poison", detail: describeIssues(snapshot.error) };
   const started = clock();
+  const { subject } = snapshot.data;
   try {
     const outcome = await run(deps, snapshot.data);
-    if (outcome.status === "dropped") return { action: "ack", status: "dropped", detail: outcome.reason };
+    if (outcome.status === "dropped")
+      return { action: "ack", status: "dropped", subject, detail: outcome.reason };
     return {
       action: "ack",
       status: outcome.status,
+      subject,
       artifactId: outcome.artifactId,
       gate: outcome.gate,
       elapsedMs: clock() - started,
@@ -52,12 +62,12 @@ export async function workOnMessage(
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     if (error instanceof PublishRefusedError)
-      return { action: "ack", status: "refused", refusal: error.reason, detail };
+      return { action: "ack", status: "refused", subject, refusal: error.reason, detail };
     if (error instanceof GenerationFailedError)
-      return { action: "retry", status: "generation-failed", detail, error };
+      return { action: "retry", status: "generation-failed", subject, detail, error };
     if (error instanceof StoreContentionError)
-      return { action: "retry", status: "contention", detail, error };
-    return { action: "retry", status: "error", detail, error };
+      return { action: "retry", status: "contention", subject, detail, error };
+    return { action: "retry", status: "error", subject, detail, error };
   }
 }
 
