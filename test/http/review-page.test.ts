@@ -70,8 +70,12 @@ afterAll(async () => {
 });
 
 /** The page, signed in, the subject open. `bypassCSP` proves the escaping itself, not the CSP. */
-async function openSubject(width = 1280): Promise<Page> {
-  const context = await browser.newContext({ bypassCSP: true, viewport: { width, height: 900 } });
+async function openSubject(width = 1280, colorScheme: "light" | "dark" = "light"): Promise<Page> {
+  const context = await browser.newContext({
+    bypassCSP: true,
+    viewport: { width, height: 900 },
+    colorScheme,
+  });
   const page = await context.newPage();
   page.on("pageerror", (error) => {
     throw error;
@@ -134,24 +138,27 @@ describe("the review page", () => {
     await page.close();
   });
 
-  it("has no serious or critical accessibility violation (axe-core), and fits 320 px", async () => {
-    const page = await openSubject(320);
-    const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-    await page.evaluate(axe);
-    const violations = await page.evaluate(async () => {
-      const results = await (
-        window as unknown as {
-          axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
-        }
-      ).axe.run();
-      return results.violations
-        .filter((v) => v.impact === "serious" || v.impact === "critical")
-        .map((v) => v.id);
-    });
-    expect(violations).toEqual([]);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
-    await page.close();
-  });
+  it.each(["light", "dark"] as const)(
+    "has no serious or critical accessibility violation (axe-core) in %s mode, and fits 320 px",
+    async (scheme) => {
+      const page = await openSubject(320, scheme);
+      const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+      await page.evaluate(axe);
+      const violations = await page.evaluate(async () => {
+        const results = await (
+          window as unknown as {
+            axe: { run(): Promise<{ violations: Array<{ id: string; impact: string }> }> };
+          }
+        ).axe.run();
+        return results.violations
+          .filter((v) => v.impact === "serious" || v.impact === "critical")
+          .map((v) => v.id);
+      });
+      expect(violations).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      await page.close();
+    },
+  );
 
   it("approving publishes through the CAS (recall serves it); a refused approve says so", async () => {
     const page = await openSubject();
