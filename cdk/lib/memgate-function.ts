@@ -9,7 +9,7 @@ export const PROJECT_ROOT = join(import.meta.dirname, "..", "..");
 
 export interface MemgateFunctionProps {
   /** The folder under lambdas/ whose handler.ts this function runs. */
-  lambda: "api" | "worker" | "outbox" | "sweep";
+  lambda: "api" | "worker" | "outbox" | "sweep" | "audit";
   description: string;
   timeout: Duration;
   memorySize?: number;

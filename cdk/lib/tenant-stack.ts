@@ -195,15 +195,21 @@ export class TenantStack extends Stack {
       environment,
     });
 
+    const auditor = new MemgateFunction(this, "AuditFunction", {
+      lambda: "audit",
+      description: `memgate ${tenant.id}: the daily audit of what recall serves`,
+      timeout: Duration.minutes(15),
+      memorySize: 2048,
+      environment,
+    });
+
     // Least privilege: what each one's use cases touch.
-    for (const fn of [apiFunction, worker, outbox, sweeper]) this.table.grantReadWriteData(fn);
-    this.bucket.grantRead(apiFunction);
-    this.bucket.grantRead(outbox);
-    this.bucket.grantRead(sweeper);
+    for (const fn of [apiFunction, worker, outbox, sweeper, auditor]) this.table.grantReadWriteData(fn);
+    for (const fn of [apiFunction, outbox, sweeper, auditor]) this.bucket.grantRead(fn);
     // The worker writes new keys only (IfNoneMatch: '*'); it never deletes or overwrites.
     this.bucket.grantRead(worker);
     this.bucket.grantPut(worker);
-    for (const fn of [apiFunction, outbox, sweeper]) this.queue.grantSendMessages(fn);
+    for (const fn of [apiFunction, outbox, sweeper, auditor]) this.queue.grantSendMessages(fn);
     const bedrockModel = /^bedrock:(.+)$/.exec(tenant.model)?.[1];
     if (bedrockModel)
       worker.addToRolePolicy(
@@ -244,6 +250,12 @@ export class TenantStack extends Stack {
       targets: [new LambdaFunction(sweeper)],
     });
 
+    new Rule(this, "AuditSchedule", {
+      description: `memgate ${tenant.id}: the daily audit (StaleVisible, FalseFact)`,
+      schedule: Schedule.cron({ minute: "17", hour: "3" }),
+      targets: [new LambdaFunction(auditor)],
+    });
+
     const accessLogGroup = new LogGroup(this, "ApiAccessLogs", {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -275,7 +287,7 @@ export class TenantStack extends Stack {
       accessLogSettings: { destination: new LogGroupLogDestination(accessLogGroup) },
     });
 
-    this.monitor(tenant, { api: apiFunction, worker, outbox, sweep: sweeper });
+    this.monitor(tenant, { api: apiFunction, worker, outbox, sweep: sweeper, audit: auditor });
   }
 
   /** The dashboard and the alarms, on exactly the metrics the Lambdas emit. */

@@ -28,6 +28,7 @@ Commands:
   review       SHADOW artifacts beside the current summary, with a must-preserve checklist
   approve      publish a reviewed SHADOW artifact
   recover      rebuild from the current valid inputs and roll forward through the CAS
+  audit        re-check what recall serves against the raw layer; contain what is stale or false
   sweep        request (and on the embedded store run) every rebuild that committed state calls for
   migrate      move subjects created before selector v2 onto it (the embedded store does it on open)
   policy       a subject's trust policy (minTrust, blocked sources); raising it marks summaries STALE
@@ -103,6 +104,8 @@ const FLAG_HELP: Record<string, [string, string]> = {
   port: ["PORT", "port to listen on (default 8787; 0 picks a free one)"],
   host: ["ADDRESS", "address to bind (default 127.0.0.1: loopback only)"],
   subject: ["SUBJECT", "the subject a tool call means when it names none"],
+  sample: ["N", "audit N subjects (a sample chosen by --seed)"],
+  seed: ["S", "the seed of the sample (the same seed, the same subjects)"],
   token: ["T", "require Authorization: Bearer T on every route but /healthz (or $MEMGATE_TOKEN)"],
   events: ["FILE", "MemoryEvent JSON Lines"],
   candidate: ["FILE", "the candidate summary (ConsolidationOutput JSON)"],

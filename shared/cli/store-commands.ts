@@ -1,5 +1,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StoreHomeError } from "../adapters/embedded/sqlite-store.ts";
+import { audit } from "../app/audit.ts";
 import { lineageDot, lineageProv } from "../app/lineage.ts";
 import { GenerationFailedError } from "../app/model.ts";
 import { approve, recover, review } from "../app/operations.ts";
@@ -535,6 +536,37 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
         io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
         await closed;
         return EXIT.ok;
+      });
+    },
+  ),
+
+  audit: command(
+    "memgate audit [SUBJECT...] [--sample N] [--seed S] [--json]\n\nThe independent check of what recall serves: for each subject serving a summary, its inputs are\nselected again from the raw layer and hashed again, the input root compared with the manifest's,\nand the current gate run again on the stored answer. A stale-visible or false-fact finding is\ncontained at once (the summary is marked STALE, recall answers raw, a rebuild is requested).\nExit 1 when anything was found.",
+    { sample: { type: "string" }, seed: { type: "string" } },
+    async (values, positionals, io) => {
+      const subjects =
+        positionals.length > 0 ? positionals.map((subject) => subjectArg([subject])) : undefined;
+      const sample = boundedInt(values.sample, "--sample", 1_000_000);
+      const seed = boundedInt(values.seed, "--seed", 4_294_967_295);
+      return withStoreDeps(values, io, async (deps) => {
+        const report = await audit(deps, {
+          ...(subjects ? { subjects } : {}),
+          ...(sample === undefined ? {} : { sample }),
+          ...(seed === undefined ? {} : { seed }),
+        });
+        print(
+          io,
+          values,
+          report,
+          [
+            `${report.subjects} subjects audited, ${report.served} serving a summary: stale visible ${report.staleVisible}, false facts ${report.falseFact}`,
+            ...report.findings.map((f) => `  ${f.kind} ${f.subject} ${f.artifactId}: ${f.detail}`),
+            ...(report.contained.length > 0
+              ? [`contained (now STALE, rebuild requested): ${report.contained.join(", ")}`]
+              : []),
+          ].join("\n"),
+        );
+        return report.findings.length > 0 ? EXIT.rejected : EXIT.ok;
       });
     },
   ),

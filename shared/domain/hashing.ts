@@ -31,6 +31,12 @@ export function eventHash(event: MemoryEvent): string {
   return sha256(canonicalJson(content));
 }
 
+/** The content hash computed afresh from the event's content, never the hash its store kept (audits). */
+export function recomputedEventHash(event: MemoryEvent): string {
+  const { sequence: _sequence, ...content } = event;
+  return sha256(canonicalJson(content));
+}
+
 /**
  * Hashes a store computed from this very content when it wrote it (events are immutable), so a
  * read of 100,000 events does not canonicalise each one again. Keyed by object identity.

@@ -12,6 +12,8 @@ export const MetricNames = {
   StaleVisible: "StaleVisible",
   /** Claims of served summaries found unsupported (audit). Alarmed above 0. */
   FalseFact: "FalseFact",
+  /** The audit's gate reasons over served summaries, with the `reason` dimension. */
+  AuditReason: "AuditReason",
   /** Candidates the gate refused, with the `reason` dimension (one datapoint per reason code). */
   GateRejected: "GateRejected",
   /** Publishes refused by the compare-and-set (alias or epoch moved, coverage, parent). */

@@ -136,8 +136,8 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     );
   });
 
-  it("runs four arm64 Lambdas on Node.js 24 with tracing and log retention", () => {
-    template.resourceCountIs("AWS::Lambda::Function", 4);
+  it("runs five arm64 Lambdas on Node.js 24 with tracing and log retention", () => {
+    template.resourceCountIs("AWS::Lambda::Function", 5);
     template.allResourcesProperties("AWS::Lambda::Function", {
       Runtime: "nodejs24.x",
       Architectures: ["arm64"],
@@ -163,6 +163,7 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
       },
     });
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(5 minutes)" });
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "cron(17 3 * * ? *)" });
   });
 
   it("grants the worker no model outside the tenant's (none for the deterministic model) and no deletes", () => {
@@ -394,7 +395,7 @@ describe("npx cdk synth", () => {
     const functions = Object.values(template.Resources).filter(
       (r) => (r as { Type: string }).Type === "AWS::Lambda::Function",
     ) as Array<{ Metadata?: Record<string, string> }>;
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const fn of functions) {
       const asset = join(out, fn.Metadata?.["aws:asset:path"] as string, "index.mjs");
       const loaded = spawnSync(

@@ -16,11 +16,11 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("the Lambda bundles", () => {
-  it("bundles api, worker, outbox and sweep", () => {
-    expect([...LAMBDA_NAMES].sort()).toEqual(["api", "outbox", "sweep", "worker"]);
+  it("bundles api, worker, outbox, sweep and audit", () => {
+    expect([...LAMBDA_NAMES].sort()).toEqual(["api", "audit", "outbox", "sweep", "worker"]);
   });
 
-  it.each(["api", "worker", "outbox", "sweep"])("%s loads alone in a plain Node process", (name) => {
+  it.each(["api", "worker", "outbox", "sweep", "audit"])("%s loads alone in a plain Node process", (name) => {
     const folder = mkdtempSync(join(tmpdir(), `memgate-${name}-`));
     mkdirSync(folder, { recursive: true });
     const entry = join(folder, "index.mjs");
@@ -49,7 +49,7 @@ describe("the Lambda bundles", () => {
     expect(result.stdout.trim()).toBe("function");
   });
 
-  it.each(["api", "worker", "outbox", "sweep"])(
+  it.each(["api", "worker", "outbox", "sweep", "audit"])(
     "%s holds no SQLite, no file-reading code of ours, no process.exit",
     (name) => {
       const inputs = built[name]?.inputs ?? [];

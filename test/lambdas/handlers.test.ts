@@ -56,6 +56,7 @@ const loadApi = () => import("../../lambdas/api/handler.ts");
 const loadWorker = () => import("../../lambdas/worker/handler.ts");
 const loadOutbox = () => import("../../lambdas/outbox/handler.ts");
 const loadSweep = () => import("../../lambdas/sweep/handler.ts");
+const loadAudit = () => import("../../lambdas/audit/handler.ts");
 
 beforeAll(async () => {
   aws = await openAwsStores(endpoints, undefined, { stream: true });
@@ -385,6 +386,20 @@ describe("the Lambdas on the local engines", () => {
     const bodies = (await receive(aws.queueUrl)).map((m) => JSON.parse(m.Body ?? "{}").subject);
     expect(bodies).toContain(subject);
     await drain();
+  });
+
+  it("the audit Lambda emits StaleVisible and FalseFact for the alarms (0 on healthy summaries)", async () => {
+    const auditor =
+      await coldStart<Handler<unknown, { subjects: number; staleVisible: number; falseFact: number }>>(
+        loadAudit,
+      );
+    await call("POST", `${events(freshSubject())}/events`, { events: [constraint, budget] });
+    await drain();
+    const result = await auditor({}, lambdaContext("memgate-audit"));
+    expect(result).toMatchObject({ staleVisible: 0, falseFact: 0 });
+    expect(result.subjects).toBeGreaterThan(0);
+    const line = emitted.filter((l) => l.includes(MetricNames.StaleVisible)).at(-1);
+    expect(JSON.parse(line as string)).toMatchObject({ tenant: "acme", StaleVisible: 0, FalseFact: 0 });
   });
 
   it("a missing setting fails the cold start with one line naming it", async () => {

@@ -1,0 +1,156 @@
+import { gateCandidate } from "../domain/gate.ts";
+import { countReasons, type GateReasonCode } from "../domain/gate-report.ts";
+import { inputRoot, recomputedEventHash } from "../domain/hashing.ts";
+import type { Manifest, SequencedEvent } from "../domain/schemas.ts";
+import { selectorNamed } from "../domain/validity.ts";
+import type { Deps } from "./pipeline.ts";
+import { rawBeforeRecord, rawForRecord, readInputs } from "./pipeline.ts";
+
+/** Gate reasons that mean a served claim says something its events do not. */
+export const FALSE_FACT_REASONS: ReadonlySet<GateReasonCode> = new Set<GateReasonCode>([
+  "value-changed",
+  "polarity-flipped",
+  "unsupported-claim",
+  "unknown-source",
+  "provenance-missing",
+  "conflict-invented",
+  "conflict-settled",
+  "summary-foreign-token",
+]);
+
+export interface AuditFinding {
+  subject: string;
+  artifactId: string;
+  /** stale-visible and false-fact are contained (raw recall, rebuild); lost is reported only. */
+  kind: "stale-visible" | "false-fact" | "lost";
+  detail: string;
+}
+
+export interface AuditReport {
+  /** Subjects looked at. */
+  subjects: number;
+  /** Of them, subjects whose recall served a summary when audited. */
+  served: number;
+  /** Served summaries whose inputs or input root no longer match the raw layer. */
+  staleVisible: number;
+  /** Claims of served summaries the current gate finds unsupported by their events. */
+  falseFact: number;
+  findings: AuditFinding[];
+  /** The current gate's reasons over every served summary, by code. */
+  reasonCounts: Partial<Record<GateReasonCode, number>>;
+  /** Artifacts taken out of service (marked STALE) and rebuilt. */
+  contained: string[];
+}
+
+export interface AuditOptions {
+  subjects?: readonly string[];
+  /** Audit this many subjects, chosen by `seed` (the same seed, the same sample). */
+  sample?: number;
+  seed?: number;
+}
+
+/**
+ * The daily independent check of what recall serves. For each subject whose recall would serve a
+ * summary now, the inputs are selected again from the raw layer by the manifest's selector, each
+ * hashed again from its content (never the hash its store kept), and the input root compared with
+ * the manifest's; the current gate is run again on the stored answer against the current events.
+ * A stale-visible or false-fact finding is contained at once: the artifact is marked STALE (recall
+ * answers raw) and a rebuild is requested.
+ */
+export async function audit(
+  deps: Pick<Deps, "events" | "artifacts" | "settings" | "queue" | "progress">,
+  options: AuditOptions = {},
+): Promise<AuditReport> {
+  const all = options.subjects ? [...options.subjects] : await deps.events.listSubjects();
+  const subjects = options.sample === undefined ? all : sampleOf(all, options.sample, options.seed ?? 0);
+  const settings = await deps.settings.settings();
+  const report: AuditReport = {
+    subjects: subjects.length,
+    served: 0,
+    staleVisible: 0,
+    falseFact: 0,
+    findings: [],
+    reasonCounts: {},
+    contained: [],
+  };
+  for (const subject of subjects) {
+    const snapshot = await deps.events.snapshot(subject);
+    const alias = snapshot.expectedAlias;
+    if (alias === null || rawBeforeRecord(settings, snapshot) !== null) continue;
+    const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
+    if (rawForRecord(alias.parentArtifactId, record) !== null) continue;
+    report.served++;
+    const artifactId = alias.parentArtifactId;
+    const manifest = await deps.artifacts.readManifest(subject, artifactId);
+    const { context } = await readInputs(
+      deps,
+      subject,
+      alias.coversThrough,
+      selectorNamed(manifest.selectorVersion),
+    );
+    const findings: AuditFinding[] = [];
+    const stale = staleness(manifest, context.selection.validInputs);
+    if (stale !== null) {
+      report.staleVisible++;
+      findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
+    }
+    const gate = gateCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
+    for (const [code, count] of Object.entries(countReasons(gate.reasons)))
+      report.reasonCounts[code as GateReasonCode] =
+        (report.reasonCounts[code as GateReasonCode] ?? 0) + count;
+    for (const reason of gate.reasons) {
+      const falseFact = FALSE_FACT_REASONS.has(reason.code);
+      if (falseFact) report.falseFact++;
+      findings.push({
+        subject,
+        artifactId,
+        kind: falseFact ? "false-fact" : "lost",
+        detail: `${reason.code}${reason.key ? ` ${reason.key}` : ""}${reason.eventId ? ` (${reason.eventId})` : ""}: ${reason.detail}`,
+      });
+    }
+    report.findings.push(...findings);
+    if (findings.some((f) => f.kind !== "lost")) {
+      // Containment: the same mark invalidation uses; recall answers raw from now on.
+      if (await deps.artifacts.markStale(subject, artifactId, ["PUBLISHED"]))
+        report.contained.push(artifactId);
+      await deps.queue.send(await deps.events.snapshot(subject));
+      for (const finding of findings)
+        deps.progress(`audit: ${finding.kind} in ${artifactId}: ${finding.detail}`);
+    }
+  }
+  return report;
+}
+
+/** Why the manifest's inputs are not the raw layer's valid inputs now (null: they are). */
+function staleness(manifest: Manifest, valid: readonly SequencedEvent[]): string | null {
+  const now = new Set(valid.map((event) => event.eventId));
+  const missing = manifest.inputIds.filter((id) => !now.has(id));
+  const added = [...now].filter((id) => !manifest.inputIds.includes(id));
+  if (missing.length > 0 || added.length > 0)
+    return `inputs differ from the raw layer: ${[...missing.map((id) => `-${id}`), ...added.map((id) => `+${id}`)].slice(0, 10).join(" ")}`;
+  const refs = [...valid]
+    .sort((a, b) => a.sequence - b.sequence)
+    .map((event) => ({ eventId: event.eventId, sequence: event.sequence, hash: recomputedEventHash(event) }));
+  const root = inputRoot(refs);
+  return root === manifest.inputRoot
+    ? null
+    : `input root ${root} recomputed from the raw layer is not the manifest's ${manifest.inputRoot}`;
+}
+
+/** A deterministic sample: a seeded shuffle (mulberry32), the first `size`. */
+function sampleOf(subjects: readonly string[], size: number, seed: number): string[] {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const shuffled = [...subjects].sort();
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [shuffled[i], shuffled[j]] = [shuffled[j] as string, shuffled[i] as string];
+  }
+  return shuffled.slice(0, Math.max(0, size));
+}

@@ -1,0 +1,206 @@
+// The audit on both stores: it finds a planted stale-visible summary and a planted false fact
+// (written through the store ports, since the pipeline cannot produce them), contains both (recall
+// goes raw, a rebuild is requested), and finds nothing on healthy subjects.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
+import { audit } from "../../shared/app/audit.ts";
+import type { Deps } from "../../shared/app/pipeline.ts";
+import { appendEvents, readInputs, recall, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { compactReport, gateCandidate } from "../../shared/domain/gate.ts";
+import { inputRefs, inputRoot } from "../../shared/domain/hashing.ts";
+import type { Manifest } from "../../shared/domain/schemas.ts";
+import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "../../shared/ports/store.ts";
+import { openAwsStores } from "../support/aws-stores.ts";
+import { depsOver } from "./pipeline-scenarios.ts";
+
+interface Stores {
+  events: EventLog;
+  alias: AliasPort;
+  artifacts: ArtifactStore;
+  settings: SettingsPort;
+}
+
+const budget = {
+  eventId: "b-1",
+  kind: "fact",
+  text: "The budget is 12,500 USD.",
+  assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
+};
+const constraint = { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." };
+
+let subjects = 0;
+
+/**
+ * Publishes `body` as the subject's summary through the ports alone: the artifact, its manifest
+ * (with `inputRoot` as given) and record, then the alias switch, as a faulty or forged writer would.
+ */
+async function plant(deps: Deps, subject: string, body: unknown, options: { inputRoot?: string } = {}) {
+  const snapshot = await takeSnapshot(deps, subject);
+  const { context } = await readInputs(deps, subject, snapshot.highWater);
+  const refs = inputRefs(context.selection.validInputs);
+  const artifactId = `summary:${subject}:${String(snapshot.highWater).padStart(6, "0")}:planted`;
+  const manifest: Manifest = {
+    artifactId,
+    subject,
+    newCoversThrough: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    expectedAlias: snapshot.expectedAlias,
+    inputIds: refs.map((r) => r.eventId),
+    inputs: refs,
+    inputRoot: options.inputRoot ?? inputRoot(refs),
+    selectorVersion: context.selection.selectorVersion,
+    promptVersion: "planted",
+    modelSnapshot: "planted",
+    policy: context.selection.policy,
+  };
+  await deps.artifacts.writeArtifact(subject, artifactId, body, manifest);
+  await deps.artifacts.recordArtifact({
+    subject,
+    artifactId,
+    status: "CANDIDATE",
+    stale: false,
+    coversThrough: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    parentArtifactId: snapshot.expectedAlias?.parentArtifactId ?? null,
+    inputRoot: manifest.inputRoot,
+    gate: compactReport(gateCandidate(context, body)),
+    createdAt: "2026-11-30T00:00:00Z",
+  });
+  await deps.alias.publishIfUnchanged({
+    subject,
+    artifactId,
+    expectedAlias: snapshot.expectedAlias,
+    inputEpoch: snapshot.inputEpoch,
+    newCoversThrough: snapshot.highWater,
+  });
+  return artifactId;
+}
+
+function describeAudit(name: string, open: () => Stores) {
+  describe(`${name}: the audit`, () => {
+    const fresh = (deps: Deps) => {
+      const subject = `audit-${name}-${process.pid}-${++subjects}`;
+      return { subject, deps };
+    };
+    const depsFor = () => depsOver(open(), { queue: new MemoryQueue() });
+
+    it("finds nothing on healthy subjects", async () => {
+      const { subject, deps } = fresh(depsFor());
+      await appendEvents(deps, subject, [budget, constraint]);
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      const report = await audit(deps, { subjects: [subject] });
+      expect(report).toMatchObject({
+        subjects: 1,
+        served: 1,
+        staleVisible: 0,
+        falseFact: 0,
+        findings: [],
+        contained: [],
+      });
+      expect((await recall(deps, subject)).mode).toBe("summary");
+    });
+
+    it("finds a summary whose input root does not match the raw layer, and contains it", async () => {
+      const { subject, deps } = fresh(depsFor());
+      await appendEvents(deps, subject, [budget, constraint]);
+      const honest = await run(deps, await takeSnapshot(deps, subject));
+      if (honest.status !== "PUBLISHED") throw new Error(honest.status);
+      const body = await deps.artifacts.readArtifact(subject, honest.artifactId);
+      await appendEvents(deps, subject, [{ eventId: "n-1", kind: "note", text: "Likes tea." }]);
+      const planted = await plant(deps, subject, body, { inputRoot: `sha256:${"0".repeat(64)}` });
+      expect((await recall(deps, subject)).artifactId).toBe(planted);
+
+      const report = await audit(deps, { subjects: [subject] });
+      expect(report.staleVisible).toBe(1);
+      expect(report.findings).toEqual([
+        expect.objectContaining({
+          subject,
+          artifactId: planted,
+          kind: "stale-visible",
+          detail: expect.stringMatching(/input root/),
+        }),
+      ]);
+      expect(report.contained).toEqual([planted]);
+      const after = await recall(deps, subject);
+      expect(after.mode).toBe("raw");
+      expect((await deps.artifacts.getRecord(subject, planted))?.stale).toBe(true);
+      expect((await deps.queue.receive(10)).map((m) => m.body.subject)).toContain(subject);
+      // Contained: the next audit has nothing served to find.
+      expect(await audit(deps, { subjects: [subject] })).toMatchObject({ served: 0, findings: [] });
+    });
+
+    it("finds a served claim its event does not support, and contains it", async () => {
+      const { subject, deps } = fresh(depsFor());
+      await appendEvents(deps, subject, [budget, constraint]);
+      const lie = {
+        claims: [
+          {
+            key: "budget",
+            scope: "global",
+            value: { quantity: "99999", unit: "USD" },
+            polarity: "affirmed",
+            status: "settled",
+            derivedFrom: ["b-1"],
+          },
+          {
+            key: "memory:c-1",
+            scope: "global",
+            value: { text: "Backups must be encrypted." },
+            polarity: "affirmed",
+            status: "settled",
+            derivedFrom: ["c-1"],
+          },
+        ],
+        pending: [],
+        unresolvedConflicts: [],
+        coldRefs: [],
+        summary: "Budget and backups.",
+      };
+      const planted = await plant(deps, subject, lie);
+      const report = await audit(deps, { subjects: [subject] });
+      expect(report.falseFact).toBeGreaterThan(0);
+      expect(
+        report.findings
+          .filter((f) => f.kind === "false-fact")
+          .map((f) => f.detail)
+          .join("\n"),
+      ).toMatch(/budget/);
+      expect(report.contained).toEqual([planted]);
+      expect((await recall(deps, subject)).mode).toBe("raw");
+    });
+
+    it("samples deterministically", async () => {
+      const deps = depsFor();
+      const chosen = await audit(deps, { sample: 3, seed: 7 });
+      const again = await audit(deps, { sample: 3, seed: 7 });
+      expect(chosen.subjects).toBe(Math.min(3, (await deps.events.listSubjects()).length));
+      expect(again.subjects).toBe(chosen.subjects);
+    });
+  });
+}
+
+const home = mkdtempSync(join(tmpdir(), "memgate-audit-"));
+let sqlite: SqliteStore;
+beforeAll(() => {
+  sqlite = SqliteStore.open(home);
+});
+afterAll(() => sqlite?.close());
+describeAudit("embedded", () => ({ events: sqlite, alias: sqlite, artifacts: sqlite, settings: sqlite }));
+
+let aws: Awaited<ReturnType<typeof openAwsStores>>;
+beforeAll(async () => {
+  aws = await openAwsStores({
+    dynamoEndpoint: inject("dynamoEndpoint"),
+    motoEndpoint: inject("motoEndpoint"),
+  });
+});
+describeAudit("aws", () => ({
+  events: aws.store,
+  alias: aws.store,
+  artifacts: aws.artifacts,
+  settings: aws.store,
+}));
