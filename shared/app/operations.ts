@@ -1,4 +1,5 @@
 import { type ChecklistEntry, gateChecklist } from "../domain/gate.ts";
+import { CUE_CLASS_NAMES, CUE_CLASSES } from "../domain/mentions.ts";
 import type { MustPreserveItem } from "../domain/must-preserve.ts";
 import type { ConsolidationOutput, SequencedEvent, Snapshot } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
@@ -139,7 +140,12 @@ function describeItem(item: MustPreserveItem): string {
     case "event":
       return `${item.eventKind} ${item.eventId} (as a whole)`;
     case "text":
-      return `free text of ${item.eventId}: ${item.mentions.map((m) => m.raw).join(", ")}${item.negationCues ? `, ${item.negationCues} negation(s)` : ""}`;
+      return `free text of ${item.eventId}: ${[
+        ...item.mentions.map((m) => m.raw),
+        ...CUE_CLASSES.filter((cls) => item.cues[cls] > 0).map(
+          (cls) => `${item.cues[cls]} ${CUE_CLASS_NAMES[cls]} cue(s)`,
+        ),
+      ].join(", ")}`;
   }
 }
 

@@ -1,5 +1,6 @@
 import { positionKey } from "./conflicts.ts";
 import { budgetTokens, type GateContext } from "./gate.ts";
+import { hasCues } from "./mentions.ts";
 import {
   contributesMentions,
   eventMentions,
@@ -102,7 +103,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
       drafts.push(draft);
     }
     if (isTextOnly(event) && !isOpenTask(event) && event.kind !== "note" && event.kind !== "task") {
-      const { mentions, negationCues } = eventMentions(event);
+      const { mentions, cues } = eventMentions(event);
       drafts.push({
         claim: {
           key: `memory:${event.eventId}`,
@@ -113,7 +114,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
           derivedFrom: [event.eventId],
         },
         required:
-          isWholeEvent(event) || (contributesMentions(event) && (mentions.length > 0 || negationCues > 0)),
+          isWholeEvent(event) || (contributesMentions(event) && (mentions.length > 0 || hasCues(cues))),
         value: eventValue(event, false),
       });
     }

@@ -7,7 +7,15 @@ import {
 } from "./gate-context.ts";
 import { type GateReason, type GateReasonCode, type GateReport, reason, report } from "./gate-report.ts";
 import { canonicalJson } from "./hashing.ts";
-import { extractMentions, mentionKey, monthDayOf } from "./mentions.ts";
+import {
+  CUE_CLASS_NAMES,
+  CUE_CLASSES,
+  extractMentions,
+  mentionKey,
+  monthDayOf,
+  noCues,
+  type TextMentions,
+} from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
 import { contributesMentions, eventMentions, isWholeEvent } from "./must-preserve.ts";
 import type {
@@ -125,6 +133,16 @@ const INVALID_WORDS: Record<InvalidReason, string> = {
   "control-event": "is a revocation (a control event, never content)",
 };
 
+/** A claim's `{text}` value or a pending item's text over the text-only sources it names. */
+interface Restatement {
+  text: string;
+  written: TextMentions;
+  sources: readonly SequencedEvent[];
+  where: string;
+  key: string | null;
+  scope: string | null;
+}
+
 /** One pass over a parsed candidate; collects reasons. */
 class GateCheck {
   private readonly reasons: GateReason[] = [];
@@ -133,6 +151,8 @@ class GateCheck {
   /** Open tasks kept by a pending item, and text sources restated by a text, and where. */
   private readonly pendingKept = new Map<string, string>();
   private readonly textCovered = new Map<string, string>();
+  /** Texts restating text-only sources, judged together per connected part after the claims. */
+  private readonly restatements: Restatement[] = [];
   /** Claims by key, built on first need: an honest candidate keeps every item and never asks. */
   private claimsByKey: Map<string, Claim[]> | undefined;
   /** Canonical value keys of claims, computed only when a plain comparison cannot decide. */
@@ -159,6 +179,7 @@ class GateCheck {
           `coldRefs[${index}] leaves ${event.kind === "task" ? "open task" : event.kind} ${id} cold; it must be restated, never left cold`,
         );
     }
+    this.checkRestatementParts();
     this.checkMustPreserve();
     this.checkConflictList();
     this.checkForeignTokens();
@@ -388,7 +409,11 @@ class GateCheck {
     }
   }
 
-  /** A text restating text-only sources keeps each number, date and id and the count of negation cues. */
+  /**
+   * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text);
+   * restatements are judged together by `checkRestatementParts`, since honest models split one
+   * source into several texts and merge several sources into one.
+   */
   private checkTextFidelity(
     text: string,
     sources: readonly SequencedEvent[],
@@ -400,60 +425,108 @@ class GateCheck {
     for (const source of contributing)
       if (!this.textCovered.has(source.eventId)) this.textCovered.set(source.eventId, where);
     if (contributing.length === 0) return;
-    const written = extractMentions(text);
-    const writtenKeys = new Set(written.mentions.map(mentionKey));
-    // A full date written in the claim also keeps a source's year-less "Dec 3".
-    for (const mention of written.mentions) {
-      const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
-      if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
-    }
+    this.restatements.push({
+      text,
+      written: extractMentions(text),
+      sources: contributing,
+      where,
+      key,
+      scope,
+    });
+  }
+
+  /**
+   * CONTRACT §4b "Split and merged restatements": in each connected part of the graph of text-only
+   * sources and the texts restating them, every mention of every source is kept by some text of
+   * the part (a text holding another value of its kind changed it: value-changed; none: missing),
+   * and for each cue class the texts' counts sum to the sources' counts (negation:
+   * polarity-flipped; the other classes: value-changed naming the class).
+   */
+  private checkRestatementParts(): void {
+    const parent = new Map<string, string>();
+    const find = (node: string): string => {
+      let root = node;
+      while (parent.get(root) !== root) root = parent.get(root) ?? root;
+      parent.set(node, root);
+      return root;
+    };
+    const union = (a: string, b: string) => {
+      if (!parent.has(a)) parent.set(a, a);
+      if (!parent.has(b)) parent.set(b, b);
+      parent.set(find(a), find(b));
+    };
+    this.restatements.forEach((restatement, index) => {
+      for (const source of restatement.sources) union(`text:${index}`, `event:${source.eventId}`);
+    });
+    const parts = new Map<string, { texts: Restatement[]; sources: Map<string, SequencedEvent> }>();
+    this.restatements.forEach((restatement, index) => {
+      const root = find(`text:${index}`);
+      let part = parts.get(root);
+      if (!part) {
+        part = { texts: [], sources: new Map() };
+        parts.set(root, part);
+      }
+      part.texts.push(restatement);
+      for (const source of restatement.sources) part.sources.set(source.eventId, source);
+    });
+    for (const { texts, sources } of parts.values()) this.checkPart(texts, [...sources.values()]);
+  }
+
+  private checkPart(texts: readonly Restatement[], unordered: readonly SequencedEvent[]): void {
+    const sources = [...unordered].sort((a, b) => a.sequence - b.sequence);
+    const first = texts[0] as Restatement;
+    const writtenKeys = new Set<string>();
+    for (const { written } of texts)
+      for (const mention of written.mentions) {
+        writtenKeys.add(mentionKey(mention));
+        // A full date written in the claim also keeps a source's year-less "Dec 3".
+        const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
+        if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
+      }
     const requiredKeys = new Set<string>();
-    let requiredCues = 0;
-    for (const source of contributing) {
-      const { mentions, negationCues } = eventMentions(source);
-      requiredCues += negationCues;
+    const required = noCues();
+    for (const source of sources) {
+      const { mentions, cues } = eventMentions(source);
       for (const mention of mentions) requiredKeys.add(mentionKey(mention));
+      for (const cls of CUE_CLASSES) required[cls] += cues[cls];
     }
-    for (const source of contributing) {
+    for (const source of sources) {
+      const restating = texts.find((text) => text.sources.includes(source)) ?? first;
       for (const mention of eventMentions(source).mentions) {
         if (writtenKeys.has(mentionKey(mention))) continue;
-        const replacement = written.mentions.find(
-          (other) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)),
-        );
-        if (replacement)
+        const changed = texts
+          .filter((text) => text.sources.includes(source))
+          .flatMap((text) => text.written.mentions.map((other) => ({ text, other })))
+          .find(({ other }) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)));
+        if (changed)
           this.add(
             "value-changed",
-            key,
-            scope,
+            changed.text.key,
+            changed.text.scope,
             source.eventId,
-            `${where} turns ${source.eventId}'s "${mention.raw}" into "${replacement.raw}"`,
+            `${changed.text.where} turns ${source.eventId}'s "${mention.raw}" into "${changed.other.raw}"`,
           );
-        else {
-          // Dropped outright: the restatement changed, and the must-preserve mention is kept nowhere.
-          this.add(
-            "value-changed",
-            key,
-            scope,
-            source.eventId,
-            `${where} drops ${source.eventId}'s ${mention.kind} "${mention.raw}"`,
-          );
+        else
           this.add(
             "missing",
-            key,
-            scope,
+            restating.key,
+            restating.scope,
             source.eventId,
-            `${source.eventId}'s ${mention.kind} "${mention.raw}" is kept by no restatement`,
+            `${source.eventId}'s ${mention.kind} "${mention.raw}" is kept by no restatement (${texts.map((t) => t.where).join(", ")})`,
           );
-        }
       }
     }
-    if (written.negationCues !== requiredCues) {
+    const written = noCues();
+    for (const text of texts) for (const cls of CUE_CLASSES) written[cls] += text.written.cues[cls];
+    const where = texts.map((text) => text.where).join(", ");
+    for (const cls of CUE_CLASSES) {
+      if (written[cls] === required[cls]) continue;
       this.add(
-        "polarity-flipped",
-        key,
-        scope,
-        contributing[0]?.eventId ?? null,
-        `${where} has ${written.negationCues} negation cue(s); its source text has ${requiredCues}`,
+        cls === "negation" ? "polarity-flipped" : "value-changed",
+        first.key,
+        first.scope,
+        sources[0]?.eventId ?? null,
+        `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${required[cls]}`,
       );
     }
   }
@@ -532,8 +605,13 @@ class GateCheck {
             );
           break;
         case "text":
-          // An open task's text is kept by its pending item; without one it is pending-missing.
-          if (!this.textCovered.has(item.eventId) && !this.pendingItemExpected(item.eventId))
+          // An open task's text is kept by its pending item; without one it is pending-missing. A
+          // whole event nothing derives from is reported once, by its own item.
+          if (
+            !this.textCovered.has(item.eventId) &&
+            !this.pendingItemExpected(item.eventId) &&
+            !this.wholeEventUnkept(item.eventId)
+          )
             this.add(
               "missing",
               null,
@@ -566,6 +644,11 @@ class GateCheck {
 
   /** Where each cited event is first derived from (`claims[i]`, `pending[i]`), built on first need. */
   private derivations: Map<string, string> | undefined;
+  private wholeEventUnkept(eventId: string): boolean {
+    const event = this.context.eventsById.get(eventId);
+    return event !== undefined && isWholeEvent(event) && !this.derivedFrom().has(eventId);
+  }
+
   private derivedFrom(): Map<string, string> {
     if (!this.derivations) {
       this.derivations = new Map();
@@ -740,7 +823,8 @@ function shorten(text: string): string {
 
 function describeMentions(item: MustPreserveItem & { kind: "text" }): string {
   const parts = item.mentions.map((mention) => `"${mention.raw}"`);
-  if (item.negationCues > 0) parts.push(`${item.negationCues} negation cue(s)`);
+  for (const cls of CUE_CLASSES)
+    if (item.cues[cls] > 0) parts.push(`${item.cues[cls]} ${CUE_CLASS_NAMES[cls]} cue(s)`);
   return parts.join(", ");
 }
 

@@ -24,6 +24,8 @@ export type Mention =
 export interface TextMentions {
   mentions: Mention[];
   negationCues: number;
+  /** Each cue class counted on its own (CONTRACT §4b); `negationCues` is `cues.negation`. */
+  cues: CueCounts;
 }
 
 const MONTHS =
@@ -257,27 +259,182 @@ function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   return null;
 }
 
-const ENGLISH_CUES = /\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b/giu;
-const CHINESE_LONG_CUES = new Set(["不要", "没有", "禁止"]);
-const CHINESE_SHORT_CUES = new Set(["不", "没", "别", "勿", "未", "无", "非", "莫"]);
+/** The cue classes of CONTRACT §4b, each counted on its own. */
+export const CUE_CLASSES = [
+  "negation",
+  "upperBound",
+  "lowerBound",
+  "strongModality",
+  "weakModality",
+  "universal",
+  "existential",
+] as const;
+export type CueClass = (typeof CUE_CLASSES)[number];
+export type CueCounts = Record<CueClass, number>;
 
-const HAS_CHINESE_CUE = /[不没别勿未无非莫禁]/u;
+/** How a class is named in a reason's detail. */
+export const CUE_CLASS_NAMES: Record<CueClass, string> = {
+  negation: "negation",
+  upperBound: "upper bound",
+  lowerBound: "lower bound",
+  strongModality: "strong modality",
+  weakModality: "weak modality",
+  universal: "universal",
+  existential: "existential",
+};
 
-/** Counts negation cues: English words and "n't", Chinese by longest match without overlaps. */
-export function countNegationCues(text: string): number {
-  let count = text.match(ENGLISH_CUES)?.length ?? 0;
-  if (!HAS_CHINESE_CUE.test(text)) return count;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index] as string;
-    if (!CHINESE_SHORT_CUES.has(char) && char !== "禁") continue;
-    if (index + 1 < text.length && CHINESE_LONG_CUES.has(char + (text[index + 1] as string))) {
-      count++;
-      index++;
-    } else if (CHINESE_SHORT_CUES.has(char)) {
-      count++;
+/** Every cue phrase and its class; `null` marks phrases that hold a cue character but are no cue. */
+const CUE_PHRASES: ReadonlyArray<readonly [string, CueClass | null]> = [
+  ...(
+    ["not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "cannot", "without"] as const
+  ).map((word) => [word, "negation"] as const),
+  ...(["不要", "没有", "禁止", "不", "没", "别", "勿", "未", "无", "非", "莫"] as const).map(
+    (word) => [word, "negation"] as const,
+  ),
+  ...(["非常", "无论", "不仅", "不但", "不断", "未来"] as const).map((word) => [word, null] as const),
+  ...(
+    [
+      "at most",
+      "no more than",
+      "not more than",
+      "up to",
+      "less than",
+      "fewer than",
+      "≤",
+      "<",
+      "最多",
+      "至多",
+      "不超过",
+      "不多于",
+      "少于",
+      "低于",
+      "以内",
+      "以下",
+    ] as const
+  ).map((phrase) => [phrase, "upperBound"] as const),
+  ...(
+    [
+      "at least",
+      "no less than",
+      "not less than",
+      "no fewer than",
+      "more than",
+      "≥",
+      ">",
+      "至少",
+      "不少于",
+      "不低于",
+      "多于",
+      "高于",
+      "超过",
+      "以上",
+    ] as const
+  ).map((phrase) => [phrase, "lowerBound"] as const),
+  ...(
+    [
+      "must",
+      "have to",
+      "has to",
+      "required",
+      "requires",
+      "shall",
+      "always",
+      "必须",
+      "务必",
+      "一定",
+      "总是",
+      "始终",
+    ] as const
+  ).map((phrase) => [phrase, "strongModality"] as const),
+  ...(
+    [
+      "may",
+      "might",
+      "can",
+      "could",
+      "should",
+      "optional",
+      "sometimes",
+      "usually",
+      "可以",
+      "可能",
+      "应该",
+      "有时",
+      "通常",
+    ] as const
+  ).map((phrase) => [phrase, "weakModality"] as const),
+  ...(["all", "every", "each", "所有", "全部", "每", "一切"] as const).map(
+    (phrase) => [phrase, "universal"] as const,
+  ),
+  ...(["some", "several", "a few", "一些", "部分", "有些"] as const).map(
+    (phrase) => [phrase, "existential"] as const,
+  ),
+];
+
+/**
+ * One scanner for every cue, longest phrase first: a regular expression alternation tries its
+ * alternatives in order, so sorting by length makes "no more than" win over "no", 不超过 over 不.
+ * Latin phrases stand between word boundaries; "n't" ends a word; Chinese and symbols stand alone.
+ * "May" with a day number beside it is the month, not a cue.
+ */
+const CUE_SCANNER = new RegExp(
+  // A word ending in n't is one negation (can't is not "can"), tried before every phrase.
+  ["(?<![\\p{L}\\p{N}])\\p{L}+n['’]t(?![\\p{L}\\p{N}])"]
+    .concat(
+      [...CUE_PHRASES]
+        .sort((a, b) => b[0].length - a[0].length)
+        .map(([phrase]) => {
+          const escaped = phrase.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ /g, "\\s+");
+          return /^[a-z]/i.test(phrase) ? `(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])` : escaped;
+        }),
+    )
+    .join("|"),
+  "giu",
+);
+const CUE_CLASS_OF = new Map<string, CueClass | null>(CUE_PHRASES.map(([phrase, cls]) => [phrase, cls]));
+
+export function noCues(): CueCounts {
+  return {
+    negation: 0,
+    upperBound: 0,
+    lowerBound: 0,
+    strongModality: 0,
+    weakModality: 0,
+    universal: 0,
+    existential: 0,
+  };
+}
+
+/** Counts each cue class in a text (already normalised): longest match first, no overlaps. */
+export function countCues(text: string): CueCounts {
+  const counts = noCues();
+  for (const match of text.matchAll(CUE_SCANNER)) {
+    const phrase = match[0].toLowerCase().replace(/\s+/g, " ");
+    if (phrase.endsWith("n't") || phrase.endsWith("n’t")) {
+      counts.negation++;
+      continue;
     }
+    const cls = CUE_CLASS_OF.get(phrase);
+    if (!cls) continue;
+    if (phrase === "may") {
+      const at = match.index ?? 0;
+      const after = text.slice(at + match[0].length, at + match[0].length + 4);
+      const before = text.slice(Math.max(0, at - 4), at);
+      if (/^\s+\d/u.test(after) || /\d\s+$/u.test(before)) continue; // the month: May 3, 3 May
+    }
+    counts[cls]++;
   }
-  return count;
+  return counts;
+}
+
+/** Counts negation cues (CONTRACT §4a's list, except inside the phrases of other classes). */
+export function countNegationCues(text: string): number {
+  return countCues(text).negation;
+}
+
+/** Whether a text holds any cue of any class. */
+export function hasCues(counts: CueCounts): boolean {
+  return CUE_CLASSES.some((cls) => counts[cls] > 0);
 }
 
 /** Every number (with unit), date and id in the text, in order, plus its count of negation cues. */
@@ -297,15 +454,15 @@ function normalizeForExtraction(text: string): string {
 
 export function extractMentions(raw: string): TextMentions {
   const normalized = normalizeForExtraction(raw);
-  if (!MAY_HOLD_MENTION.test(normalized))
-    return { mentions: [], negationCues: countNegationCues(normalized) };
+  const cues = countCues(normalized);
+  if (!MAY_HOLD_MENTION.test(normalized)) return { mentions: [], negationCues: cues.negation, cues };
   const text = normalized;
   const mentions: Mention[] = [];
   for (const match of text.matchAll(SCANNER)) {
     const start = match.index ?? 0;
     mentions.push(...mentionsOf(match.groups ?? {}, text, start, start + match[0].length));
   }
-  return { mentions, negationCues: countNegationCues(text) };
+  return { mentions, negationCues: cues.negation, cues };
 }
 
 /** Identity of a mention for set comparison. */

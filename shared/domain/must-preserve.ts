@@ -1,5 +1,5 @@
-import type { Mention } from "./mentions.ts";
-import { extractMentions, mentionKey } from "./mentions.ts";
+import type { CueCounts, Mention, TextMentions } from "./mentions.ts";
+import { CUE_CLASSES, extractMentions, hasCues, mentionKey } from "./mentions.ts";
 import type { Polarity, SequencedEvent, ValueData } from "./schemas.ts";
 import type { Conflict, Selection } from "./selector.ts";
 import { compareStrings, isOpenTask, isTextOnly, keyScope } from "./selector.ts";
@@ -25,7 +25,15 @@ export type MustPreserveItem =
     }
   | { kind: "pending"; itemId: string; eventId: string; text: string }
   | { kind: "conflict"; itemId: string; key: string; scope: string; members: string[] }
-  | { kind: "text"; itemId: string; eventId: string; mentions: Mention[]; negationCues: number }
+  | {
+      kind: "text";
+      itemId: string;
+      eventId: string;
+      mentions: Mention[];
+      negationCues: number;
+      /** Every cue class's count (CONTRACT §4b); `negationCues` is `cues.negation`. */
+      cues: CueCounts;
+    }
   /** A constraint, permission or decision as a whole: some claim must derive from it (CONTRACT §4b). */
   | { kind: "event"; itemId: string; eventId: string; eventKind: string };
 
@@ -55,8 +63,8 @@ export function isMustPreserveAssertion(
 }
 
 /** The mentions and cues of a contributing text-only event; cached per event object. */
-const mentionCache = new WeakMap<SequencedEvent, { mentions: Mention[]; negationCues: number }>();
-export function eventMentions(event: SequencedEvent): { mentions: Mention[]; negationCues: number } {
+const mentionCache = new WeakMap<SequencedEvent, TextMentions>();
+export function eventMentions(event: SequencedEvent): TextMentions {
   let cached = mentionCache.get(event);
   if (!cached) {
     cached = extractMentions(event.text ?? "");
@@ -97,14 +105,15 @@ export function mustPreserveSet(selection: Selection): MustPreserveItem[] {
         text: event.text ?? "",
       });
     if (contributesMentions(event)) {
-      const { mentions, negationCues } = eventMentions(event);
-      if (mentions.length > 0 || negationCues > 0)
+      const { mentions, negationCues, cues } = eventMentions(event);
+      if (mentions.length > 0 || hasCues(cues))
         items.push({
           kind: "text",
           itemId: `${event.eventId}#text`,
           eventId: event.eventId,
           mentions,
           negationCues,
+          cues,
         });
     }
   }
@@ -141,6 +150,6 @@ function fingerprintOf(item: MustPreserveItem): string {
     case "event":
       return `event|${item.eventId}`;
     case "text":
-      return `text|${item.eventId}|${item.negationCues}|${item.mentions.map(mentionKey).sort(compareStrings).join(",")}`;
+      return `text|${item.eventId}|${CUE_CLASSES.map((cls) => item.cues[cls]).join(".")}|${item.mentions.map(mentionKey).sort(compareStrings).join(",")}`;
   }
 }

@@ -154,3 +154,94 @@ describe("numbers as people write them", () => {
     expect(codes(gate(events, candidate({ claims: [wrong] })))).toEqual(["value-changed"]);
   });
 });
+
+describe("cue classes (CONTRACT §4b), each counted on its own", () => {
+  const one = (text: string) => log({ eventId: "m-1", kind: "fact", text });
+  const restated = (source: string, text: string) =>
+    gate(one(source), candidate({ claims: [textClaim(text, ["m-1"])] }));
+
+  it.each([
+    ["Reviews need no more than 3 reviewers.", "Reviews need at most 3 reviewers."],
+    ["Deploys must be approved.", "Deploys have to be approved."],
+    ["Every release is signed.", "Each release is signed."],
+    ["We don't deploy on Fridays.", "We never deploy on Fridays."],
+    ["Some tests are flaky.", "Several tests are flaky."],
+    ["The review is on May 3, 2026.", "The review is on 2026-05-03."],
+    ["预算不超过三天。", "预算最多三天。"],
+  ])("keeps the meaning of %j restated as %j", (source, text) => {
+    expect(restated(source, text).reasons).toEqual([]);
+  });
+
+  it.each([
+    ["Reviews need at least 3 reviewers.", "Reviews need at most 3 reviewers.", /upper bound|lower bound/],
+    ["Deploys must be approved.", "Deploys may be approved.", /strong modality|weak modality/],
+    ["All tests pass.", "Some tests pass.", /universal|existential/],
+    ["Always encrypt backups.", "Encrypt backups.", /strong modality/],
+  ])("refuses %j bent into %j, naming the class", (source, text, detail) => {
+    const report = restated(source, text);
+    expect(codes(report)).toEqual(["value-changed"]);
+    expect(report.reasons.map((r) => r.detail).join(" ")).toMatch(detail);
+  });
+
+  it("a negation lost is polarity-flipped", () => {
+    expect(codes(restated("We can't ship on Fridays.", "We can ship on Fridays."))).toContain(
+      "polarity-flipped",
+    );
+  });
+});
+
+describe("split and merged restatements (connected parts)", () => {
+  const events = log(
+    {
+      eventId: "m-1",
+      kind: "fact",
+      text: "Backups must be encrypted and are never deleted; keep them 30 days.",
+    },
+    { eventId: "m-2", kind: "fact", text: "Logs are kept 14 days." },
+    { eventId: "m-3", kind: "fact", text: "Metrics are kept 90 days." },
+  );
+
+  it("passes one source split into two claims, and two sources merged into one", () => {
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("backup:encryption", { text: "Backups must be encrypted." }, ["m-1"]),
+          settled("backup:retention", { text: "Backups are never deleted and kept 30 days." }, ["m-1"]),
+          settled("retention:logs-metrics", { text: "Logs are kept 14 days and metrics 90 days." }, [
+            "m-2",
+            "m-3",
+          ]),
+        ],
+      }),
+    );
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("refuses a split that loses a number or a cue across the part", () => {
+    const lostNumber = gate(
+      events,
+      candidate({
+        claims: [
+          settled("backup:encryption", { text: "Backups must be encrypted." }, ["m-1"]),
+          settled("backup:retention", { text: "Backups are never deleted." }, ["m-1"]),
+          textClaim("Logs are kept 14 days.", ["m-2"]),
+          textClaim("Metrics are kept 90 days.", ["m-3"]),
+        ],
+      }),
+    );
+    expect(lostNumber.reasons.map((r) => [r.code, r.eventId])).toEqual([["missing", "m-1"]]);
+    const lostNegation = gate(
+      events,
+      candidate({
+        claims: [
+          settled("backup:encryption", { text: "Backups must be encrypted." }, ["m-1"]),
+          settled("backup:retention", { text: "Backups are deleted after 30 days." }, ["m-1"]),
+          textClaim("Logs are kept 14 days.", ["m-2"]),
+          textClaim("Metrics are kept 90 days.", ["m-3"]),
+        ],
+      }),
+    );
+    expect(codes(lostNegation)).toEqual(["polarity-flipped"]);
+  });
+});
