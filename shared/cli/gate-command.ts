@@ -32,13 +32,17 @@ export async function gateCommand(args: GateArgs, io: Io): Promise<number> {
   const events = parseEventLines(await readUserText(args.events, "events file"), args.events, {
     assignSequence: true,
   });
-  const policy = args.policy
+  const { textSupport, summarySupport, ...policy } = args.policy
     ? parsePolicy(await readUserText(args.policy, "policy file"), args.policy)
-    : DEFAULT_TRUST_POLICY;
+    : { ...DEFAULT_TRUST_POLICY, textSupport: undefined, summarySupport: undefined };
   const candidateText = await readUserText(args.candidate, "candidate file");
   let report: GateReport;
   try {
-    report = gateEventLog(events, policy, candidateText, budget === undefined ? {} : { budget });
+    report = gateEventLog(events, policy, candidateText, {
+      ...(budget === undefined ? {} : { budget }),
+      ...(textSupport === undefined ? {} : { textSupport }),
+      ...(summarySupport === undefined ? {} : { summarySupport }),
+    });
   } catch (error) {
     if (error instanceof EventLogError)
       throw new InputError(`${args.events}: ${error.problems.join("; ")}`, { cause: error });
@@ -64,6 +68,7 @@ export function formatGateReport(report: GateReport): string {
       r.key === null ? "" : ` [${r.key}${r.scope && r.scope !== "global" ? ` @ ${r.scope}` : ""}]`;
     lines.push(`  ${r.code.padEnd(codeWidth)}  ${(r.eventId ?? "-").padEnd(idWidth)}  ${r.detail}${where}`);
   }
+  for (const warning of report.warnings ?? []) lines.push(`  warning ${warning.code}: ${warning.detail}`);
   const s = report.stats;
   const tokens = s.tokens === null ? "" : `, ${s.tokens} tokens${s.budget === null ? "" : ` of ${s.budget}`}`;
   lines.push(

@@ -67,8 +67,9 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
   const mustPreserveById = new Map(mustPreserve.map((item) => [item.itemId, item]));
   for (const event of selection.validInputs) {
     eventsById.set(event.eventId, event);
-    held.ids.add(event.eventId);
-    holdMentions(held, eventMentions(event).mentions);
+    const own = eventHeldTokens(event);
+    for (const set of ["unitNumbers", "numbers", "dates", "ids"] as const)
+      for (const token of own[set]) held[set].add(token);
     const entries = (event.assertions ?? []).map((assertion, index): AssertionEntry => {
       const valueKey = canonicalValue(assertion.value);
       const holders = holdersByKeyScope.upsert(assertion.key, assertion.scope, () => new Map());
@@ -76,9 +77,6 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
       const eventIds = holders.get(position);
       if (!eventIds) holders.set(position, [event.eventId]);
       else if (eventIds[eventIds.length - 1] !== event.eventId) eventIds.push(event.eventId);
-      holdValue(held, assertion.value);
-      holdMentions(held, extractMentions(assertion.key).mentions);
-      holdMentions(held, extractMentions(assertion.scope).mentions);
       return {
         key: assertion.key,
         scope: assertion.scope,
@@ -112,6 +110,44 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
     conflictsByKeyScope,
     held,
   };
+}
+
+const heldByEvent = new WeakMap<SequencedEvent, HeldTokens>();
+
+/**
+ * The numbers, dates and ids one event holds: those of its text, its assertions' values, keys and
+ * scopes, its eventId and source, and the calendar day it happened on (CONTRACT §4b "When it
+ * happened"). Cached per event object.
+ */
+export function eventHeldTokens(event: SequencedEvent): HeldTokens {
+  let held = heldByEvent.get(event);
+  if (held) return held;
+  held = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  held.ids.add(event.eventId);
+  if (event.source !== undefined) {
+    held.ids.add(event.source);
+    holdMentions(held, extractMentions(event.source).mentions);
+  }
+  const day = event.occurredAt === undefined ? null : canonicalDate(event.occurredAt.slice(0, 10));
+  if (day !== null) holdDate(held, day);
+  holdMentions(held, eventMentions(event).mentions);
+  for (const assertion of event.assertions ?? []) {
+    holdValue(held, assertion.value);
+    held.ids.add(assertion.key);
+    held.ids.add(assertion.scope);
+    holdMentions(held, extractMentions(assertion.key).mentions);
+    holdMentions(held, extractMentions(assertion.scope).mentions);
+  }
+  heldByEvent.set(event, held);
+  return held;
+}
+
+/** Whether a mention is among the held tokens. */
+export function holdsMention(held: HeldTokens, mention: Mention): boolean {
+  if (mention.kind === "number")
+    return mention.hasUnit ? held.unitNumbers.has(mention.key) : held.numbers.has(mention.number);
+  if (mention.kind === "date") return held.dates.has(mention.key);
+  return held.ids.has(mention.key);
 }
 
 function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {

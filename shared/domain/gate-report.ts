@@ -18,6 +18,7 @@ export const GATE_REASON_CODES = [
   "conflict-settled",
   "pending-missing",
   "summary-foreign-token",
+  "summary-unsupported",
   "over-budget",
 ] as const;
 export type GateReasonCode = (typeof GATE_REASON_CODES)[number];
@@ -47,9 +48,14 @@ export const GateStats = z.object({
 });
 export type GateStats = z.infer<typeof GateStats>;
 
+/** What the gate points a reader at without refusing (CONTRACT §4b: `low-support` summary sentences). */
+export const GateWarning = z.object({ code: z.literal("low-support"), detail: z.string() });
+export type GateWarning = z.infer<typeof GateWarning>;
+
 export const GateReport = z.object({
   verdict: z.enum(["pass", "reject"]),
   reasons: z.array(GateReason),
+  warnings: z.array(GateWarning).optional(),
   stats: GateStats,
   /** A compact report (an artifact record's copy) lists the first reasons and counts the rest. */
   omittedReasons: count.optional(),
@@ -98,6 +104,7 @@ export function report(
   output: ConsolidationOutput | null,
   options: { budget?: number },
   tokens: number | null = null,
+  warnings: readonly GateWarning[] = [],
 ): GateReport {
   const unique = new Map<string, GateReason>();
   for (const item of reasons) {
@@ -115,6 +122,7 @@ export function report(
   return {
     verdict: sorted.length === 0 ? "pass" : "reject",
     reasons: sorted,
+    ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
     stats: {
       events: context.eventCount,
       validInputs: context.selection.validInputs.length,

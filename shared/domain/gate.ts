@@ -3,9 +3,18 @@ import {
   type AssertionEntry,
   buildGateContext,
   type ConflictEntry,
+  eventHeldTokens,
   type GateContext,
+  holdsMention,
 } from "./gate-context.ts";
-import { type GateReason, type GateReasonCode, type GateReport, reason, report } from "./gate-report.ts";
+import {
+  type GateReason,
+  type GateReasonCode,
+  type GateReport,
+  type GateWarning,
+  reason,
+  report,
+} from "./gate-report.ts";
 import { canonicalJson } from "./hashing.ts";
 import {
   CUE_CLASS_NAMES,
@@ -30,6 +39,7 @@ import { ConsolidationOutput as ConsolidationOutputSchema } from "./schemas.ts";
 import type { InvalidReason } from "./selector.ts";
 import { checkEventLog, compareStrings, isOpenTask, isTextOnly, keyScope, selectInputs } from "./selector.ts";
 import { parseStrictJson } from "./strict-json.ts";
+import { eventWords, sentencesOf, supportOf } from "./text-support.ts";
 import { countTokens } from "./tokens.ts";
 import { canonicalValue, describeValue } from "./values.ts";
 
@@ -45,7 +55,15 @@ export * from "./gate-report.ts";
 export interface GateOptions {
   /** Token budget for the candidate's canonical JSON without coldRefs; no check when absent. */
   budget?: number;
+  /** Share of a claim text's content words its own sources must hold (default 0.8; 0 turns it off). */
+  textSupport?: number;
+  /** A summary sentence below this support is summary-unsupported (default 0: warnings only). */
+  summarySupport?: number;
 }
+
+export const DEFAULT_TEXT_SUPPORT = 0.8;
+/** Summary sentences below this support are reported as `low-support` warnings. */
+export const LOW_SUPPORT_WARNING = 0.5;
 
 /** Runs the gate on a candidate given as the model's raw text (it may be truncated or not JSON). */
 export function gateCandidateText(
@@ -79,7 +97,8 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
     );
     return report(context, reasons, null, options);
   }
-  const reasons = checkConsolidationOutput(context, parsed.data);
+  const check = new GateCheck(context, parsed.data, options);
+  const reasons = check.run();
   let tokens: number | null = null;
   if (options.budget !== undefined) {
     tokens = budgetTokens(raw);
@@ -94,7 +113,7 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
         ),
       );
   }
-  return report(context, reasons, parsed.data, options, tokens);
+  return report(context, reasons, parsed.data, options, tokens, check.warnings);
 }
 
 /** Every reason a schema-valid output fails the gate for (empty when it keeps everything). */
@@ -153,6 +172,9 @@ class GateCheck {
   private readonly textCovered = new Map<string, string>();
   /** Texts restating text-only sources, judged together per connected part after the claims. */
   private readonly restatements: Restatement[] = [];
+  /** Mentions a restating text was already refused for (a changed value): not reported twice. */
+  private readonly replacedMentions = new Set<string>();
+  readonly warnings: GateWarning[] = [];
   /** Claims by key, built on first need: an honest candidate keeps every item and never asks. */
   private claimsByKey: Map<string, Claim[]> | undefined;
   /** Canonical value keys of claims, computed only when a plain comparison cannot decide. */
@@ -161,6 +183,7 @@ class GateCheck {
   constructor(
     private readonly context: GateContext,
     private readonly output: ConsolidationOutput,
+    private readonly options: GateOptions = {},
   ) {}
 
   run(): GateReason[] {
@@ -183,6 +206,7 @@ class GateCheck {
     this.checkMustPreserve();
     this.checkConflictList();
     this.checkForeignTokens();
+    this.checkTextSupport();
     return this.reasons;
   }
 
@@ -498,6 +522,7 @@ class GateCheck {
           .filter((text) => text.sources.includes(source))
           .flatMap((text) => text.written.mentions.map((other) => ({ text, other })))
           .find(({ other }) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)));
+        if (changed) this.replacedMentions.add(`${changed.text.where}|${mentionKey(changed.other)}`);
         if (changed)
           this.add(
             "value-changed",
@@ -771,6 +796,102 @@ class GateCheck {
     }
   }
 
+  /**
+   * CONTRACT §4b "Text support": every claim's text, `{text}` value and pending text is supported
+   * by the events in its own derivedFrom: (a) each number, date and id in it is held by them (an
+   * identifier token too), (b) at least `textSupport` of its content words occur among their
+   * words; otherwise unsupported-claim naming what is not supported. Summary sentences are scored
+   * against all valid inputs: below 0.5 a `low-support` warning, below `summarySupport` (when set)
+   * summary-unsupported.
+   */
+  private checkTextSupport(): void {
+    const threshold = this.options.textSupport ?? DEFAULT_TEXT_SUPPORT;
+    const texts: Array<{
+      where: string;
+      text: string;
+      derivedFrom: readonly string[];
+      key: string | null;
+      scope: string | null;
+    }> = [];
+    this.output.claims.forEach((claim, index) => {
+      const value = "text" in claim.value ? claim.value.text : undefined;
+      if (value !== undefined)
+        texts.push({
+          where: `claims[${index}]`,
+          text: value,
+          derivedFrom: claim.derivedFrom,
+          key: claim.key,
+          scope: claim.scope,
+        });
+      if (claim.text !== undefined && claim.text !== value)
+        texts.push({
+          where: `claims[${index}].text`,
+          text: claim.text,
+          derivedFrom: claim.derivedFrom,
+          key: claim.key,
+          scope: claim.scope,
+        });
+    });
+    this.output.pending.forEach((item, index) =>
+      texts.push({
+        where: `pending[${index}]`,
+        text: item.text,
+        derivedFrom: item.derivedFrom,
+        key: null,
+        scope: null,
+      }),
+    );
+    for (const { where, text, derivedFrom, key, scope } of texts) {
+      const sources = derivedFrom
+        .filter((id) => this.context.selection.validIds.has(id))
+        .map((id) => this.context.eventsById.get(id) as SequencedEvent);
+      if (sources.length === 0) continue; // its citations are refused already
+      const foreign = extractMentions(text)
+        .mentions.filter((mention) => !this.replacedMentions.has(`${where}|${mentionKey(mention)}`))
+        .filter((mention) => !sources.some((source) => holdsMention(eventHeldTokens(source), mention)))
+        .map((mention) => `${mention.kind} "${mention.raw}"`);
+      for (const token of identifierTokens(text))
+        if (
+          !sources.some(
+            (source) => eventHeldTokens(source).ids.has(token) || (source.text ?? "").includes(token),
+          )
+        )
+          foreign.push(`id "${token}"`);
+      if (foreign.length > 0)
+        this.add(
+          "unsupported-claim",
+          key,
+          scope,
+          sources[0]?.eventId ?? null,
+          `${where} holds ${[...new Set(foreign)].join(", ")}, which its sources (${derivedFrom.join(", ")}) do not hold`,
+        );
+      if (threshold <= 0) continue;
+      const support = supportOf(text, unionOf(sources.map(eventWords)));
+      if (support.ratio < threshold)
+        this.add(
+          "unsupported-claim",
+          key,
+          scope,
+          sources[0]?.eventId ?? null,
+          `${where}: ${support.unsupported.length} of its content words are in none of its sources (${derivedFrom.join(", ")}): ${support.unsupported.slice(0, 8).join(", ")} (support ${support.ratio.toFixed(2)}, needed ${threshold})`,
+        );
+    }
+    this.checkSummarySupport();
+  }
+
+  private checkSummarySupport(): void {
+    const sentences = sentencesOf(this.output.summary);
+    if (sentences.length === 0) return;
+    const words = unionOf(this.context.selection.validInputs.map(eventWords));
+    const required = this.options.summarySupport ?? 0;
+    for (const sentence of sentences) {
+      const support = supportOf(sentence, words);
+      const detail = `summary sentence "${shorten(sentence)}" has support ${support.ratio.toFixed(2)}: ${support.unsupported.slice(0, 8).join(", ")} in no valid input`;
+      if (required > 0 && support.ratio < required) this.add("summary-unsupported", null, null, null, detail);
+      else if (support.ratio < LOW_SUPPORT_WARNING) this.warnings.push({ code: "low-support", detail });
+    }
+  }
+
   private checkForeignTokens(): void {
     const texts: Array<[string, string]> = [["summary", this.output.summary]];
     this.output.claims.forEach((claim, index) => {
@@ -782,15 +903,7 @@ class GateCheck {
     const { held } = this.context;
     for (const [where, text] of texts) {
       for (const mention of extractMentions(text).mentions) {
-        const isHeld =
-          mention.kind === "number"
-            ? mention.hasUnit
-              ? held.unitNumbers.has(mention.key)
-              : held.numbers.has(mention.number)
-            : mention.kind === "date"
-              ? held.dates.has(mention.key)
-              : held.ids.has(mention.key);
-        if (!isHeld)
+        if (!holdsMention(held, mention))
           this.add(
             "summary-foreign-token",
             null,
@@ -816,6 +929,36 @@ function writtenAlike(a: ValueData, b: ValueData): boolean {
     a.scopes.every((scope, i) => scope === b.scopes[i])
   );
 }
+
+/** Whether an event writes `token` anywhere: its text, eventId, source, keys, scopes or values. */
+function writtenIn(event: SequencedEvent, token: string): boolean {
+  if ((event.text ?? "").includes(token) || event.eventId === token || event.source?.includes(token))
+    return true;
+  return (event.assertions ?? []).some(
+    (assertion) =>
+      assertion.key.includes(token) ||
+      assertion.scope.includes(token) ||
+      JSON.stringify(assertion.value).includes(token),
+  );
+}
+
+function unionOf(sets: ReadonlyArray<ReadonlySet<string>>): Set<string> {
+  const union = new Set<string>();
+  for (const set of sets) for (const item of set) union.add(item);
+  return union;
+}
+
+/**
+ * Identifier tokens (CONTRACT §4b): ASCII letters or digits joined by `:` or `@` (`repo:web:read`,
+ * `alex@proj-a`), holding a letter (`14:55` is a time, not an id).
+ */
+function identifierTokens(text: string): string[] {
+  return [...text.normalize("NFKC").matchAll(IDENTIFIER_TOKEN)].map((match) =>
+    match[0].replace(/[.,;:]+$/u, ""),
+  );
+}
+const IDENTIFIER_TOKEN =
+  /(?<![A-Za-z0-9])(?=[A-Za-z0-9._/-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9._-]*(?:[:@][A-Za-z0-9][A-Za-z0-9._/-]*)+/gu;
 
 function shorten(text: string): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;

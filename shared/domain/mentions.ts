@@ -90,6 +90,26 @@ const SUFFIX_ASCII_UNIT = /^( ?)([A-Za-z%]+(?:\/[A-Za-z]+)?)(?![A-Za-z0-9])/;
 const SUFFIX_CJK_UNIT = /^ ?([\u3400-\u9fff％]{1,3})/u;
 const CURRENCY_SYMBOLS: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP" };
 
+/** The length of a currency code or symbol right before a number (`"EUR "`, `€`), 0 if none. */
+export function currencyBeforeLength(before: string): number {
+  const match = /(?<![A-Za-z])([A-Z]{3}|[$€£¥])\s?$/u.exec(before);
+  if (!match?.[1]) return 0;
+  return match[1].length === 1 || proseUnit(match[1]) !== undefined ? match[0].length : 0;
+}
+
+/** The length of the unit or currency word right after a number (`" USD"`, `美元`, `km`), 0 if none. */
+export function unitWordLength(rest: string): number {
+  const ascii = SUFFIX_ASCII_UNIT.exec(rest);
+  if (ascii?.[2] && proseUnit(ascii[2]) !== undefined) return ascii[0].length;
+  const cjk = SUFFIX_CJK_UNIT.exec(rest);
+  if (cjk?.[1]) {
+    const space = cjk[0].length - cjk[1].length;
+    for (let length = cjk[1].length; length > 0; length--)
+      if (proseUnit(cjk[1].slice(0, length)) !== undefined) return space + length;
+  }
+  return 0;
+}
+
 function numberMention(digits: string, unit: string | undefined, raw: string): Mention {
   const decimal = parseDecimal(digits.replaceAll(",", ""));
   const quantity = canonicalQuantity(decimal, unit);
@@ -284,7 +304,7 @@ export const CUE_CLASS_NAMES: Record<CueClass, string> = {
 };
 
 /** Every cue phrase and its class; `null` marks phrases that hold a cue character but are no cue. */
-const CUE_PHRASES: ReadonlyArray<readonly [string, CueClass | null]> = [
+export const CUE_PHRASES: ReadonlyArray<readonly [string, CueClass | null]> = [
   ...(
     ["not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "cannot", "without"] as const
   ).map((word) => [word, "negation"] as const),

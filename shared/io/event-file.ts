@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import type { SequencedEvent, TrustPolicy } from "../domain/schemas.ts";
 import { MemoryEvent, TrustPolicy as TrustPolicySchema } from "../domain/schemas.ts";
 
@@ -59,8 +59,22 @@ export function parseEventLines(
   return events;
 }
 
-/** Parses a trust policy file's text. */
-export function parsePolicy(text: string, name: string): TrustPolicy {
+const Share = (field: string) =>
+  z
+    .number({ error: `${field} must be a number from 0 to 1` })
+    .min(0, { error: `${field} must be a number from 0 to 1` })
+    .max(1, { error: `${field} must be a number from 0 to 1` })
+    .optional();
+
+/** A policy file: the trust policy, and the gate's text-support thresholds (CONTRACT §4b). */
+const PolicyFile = TrustPolicySchema.extend({
+  textSupport: Share("textSupport"),
+  summarySupport: Share("summarySupport"),
+});
+export type PolicyFile = TrustPolicy & { textSupport?: number; summarySupport?: number };
+
+/** Parses a policy file's text. */
+export function parsePolicy(text: string, name: string): PolicyFile {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -69,7 +83,12 @@ export function parsePolicy(text: string, name: string): TrustPolicy {
       `${name}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
     );
   }
-  const parsed = TrustPolicySchema.safeParse(json);
+  const parsed = PolicyFile.safeParse(json);
   if (!parsed.success) throw new InputError(`${name}: ${describeIssues(parsed.error)}`);
-  return parsed.data;
+  const { textSupport, summarySupport, ...policy } = parsed.data;
+  return {
+    ...policy,
+    ...(textSupport === undefined ? {} : { textSupport }),
+    ...(summarySupport === undefined ? {} : { summarySupport }),
+  };
 }

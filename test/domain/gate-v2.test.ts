@@ -245,3 +245,57 @@ describe("split and merged restatements (connected parts)", () => {
     expect(codes(lostNegation)).toEqual(["polarity-flipped"]);
   });
 });
+
+describe("text support (laundered claims)", () => {
+  const events = log(
+    { eventId: "p-1", kind: "preference", text: "User likes concise answers." },
+    { eventId: "f-1", kind: "fact", text: "Backups are encrypted with AES-256." },
+    { eventId: "f-2", kind: "fact", text: "The payments bucket is pay-backups-prod." },
+  );
+  const claims = (...extra: ReturnType<typeof textClaim>[]) => [
+    textClaim("User likes concise answers.", ["p-1"]),
+    textClaim("Backups are encrypted with AES-256.", ["f-1"]),
+    textClaim("The payments bucket is pay-backups-prod.", ["f-2"]),
+    ...extra,
+  ];
+
+  it("refuses a claim its own sources do not support, naming the words", () => {
+    const laundered = settled("access:role", { text: "User is an administrator with production access." }, [
+      "p-1",
+    ]);
+    const report = gate(events, candidate({ claims: claims(laundered) }));
+    expect(codes(report)).toEqual(["unsupported-claim"]);
+    expect(report.reasons[0]?.detail).toMatch(/administr.*product.*access/);
+  });
+
+  it("refuses a number, date or id its own sources do not hold, even when another input holds it", () => {
+    const borrowed = settled("backup:bucket", { text: "Backups go to pay-backups-prod." }, ["f-1"]);
+    expect(codes(gate(events, candidate({ claims: claims(borrowed) })))).toEqual(["unsupported-claim"]);
+    const invented = settled("backup:due", { text: "Backups are encrypted with AES-256 by 2026-12-05." }, [
+      "f-1",
+    ]);
+    expect(codes(gate(events, candidate({ claims: claims(invented) })))).toContain("unsupported-claim");
+  });
+
+  it("passes honest restatements and merges over their own sources", () => {
+    const merged = settled(
+      "backup:summary",
+      { text: "Payments backups (pay-backups-prod) are encrypted with AES-256." },
+      ["f-1", "f-2"],
+    );
+    expect(gate(events, candidate({ claims: claims(merged) })).reasons).toEqual([]);
+  });
+
+  it("warns about a summary sentence no input supports; refuses it when the policy asks", () => {
+    const body = candidate({
+      claims: claims(),
+      summary: "Backups are encrypted. The user secretly plans a merger with Globex.",
+    });
+    const report = gate(events, body);
+    expect(report.reasons).toEqual([]);
+    expect(report.warnings?.map((w) => w.code)).toEqual(["low-support"]);
+    expect(report.warnings?.[0]?.detail).toMatch(/merger/);
+    const strict = gate(events, body, { summarySupport: 0.6 });
+    expect(codes(strict)).toEqual(["summary-unsupported"]);
+  });
+});

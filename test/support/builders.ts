@@ -1,4 +1,4 @@
-import type { GateContext, GateReport } from "../../shared/domain/gate.ts";
+import type { GateContext, GateOptions, GateReport } from "../../shared/domain/gate.ts";
 import { buildGateContext, gateCandidate } from "../../shared/domain/gate.ts";
 import type {
   ConsolidationOutput,
@@ -29,13 +29,10 @@ export function contextOf(events: SequencedEvent[], policy: TrustPolicy = DEFAUL
 export function gate(
   events: SequencedEvent[],
   candidate: unknown,
-  options: { policy?: TrustPolicy; budget?: number } = {},
+  options: { policy?: TrustPolicy } & GateOptions = {},
 ): GateReport {
-  return gateCandidate(
-    contextOf(events, options.policy),
-    candidate,
-    options.budget === undefined ? {} : { budget: options.budget },
-  );
+  const { policy, ...gateOptions } = options;
+  return gateCandidate(contextOf(events, policy), candidate, gateOptions);
 }
 
 export function codes(report: GateReport): string[] {

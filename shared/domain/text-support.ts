@@ -1,0 +1,232 @@
+import stopwords from "stopwords-iso";
+import lemmatizer from "wink-lemmatizer";
+import stem from "wink-porter2-stemmer";
+import { CUE_PHRASES, currencyBeforeLength, extractMentions, unitWordLength } from "./mentions.ts";
+import type { SequencedEvent } from "./schemas.ts";
+
+/**
+ * Text support (CONTRACT §4b): the content words of a text, reduced to their stems, and how many
+ * of them occur among the words of the events it cites. Content words are what is left after
+ * removing stopwords (stopwords-iso, en and zh), cue words, framing words, and every number, date
+ * and id (the spans the mention extractor reads, so a number and its unit go together).
+ */
+
+const FRAMING_WORDS = [
+  "memory",
+  "summary",
+  "user",
+  "agent",
+  "assistant",
+  "task",
+  "open",
+  "pending",
+  "done",
+  "conflict",
+  "contest",
+  "dispute",
+  "undecided",
+  "unresolved",
+  "settle",
+  "decide",
+  "resolve",
+  "remain",
+  "still",
+  "note",
+  "say",
+  "state",
+  "mention",
+  "ask",
+  "like",
+  "prefer",
+  "want",
+  "currently",
+  "now",
+  "also",
+  "fact",
+  "preference",
+  "constraint",
+  "decision",
+  "permission",
+  "revocation",
+  "revoke",
+  "supersede",
+  "record",
+  "source",
+  "event",
+  "claim",
+  "position",
+  "scope",
+  "keep",
+  "cold",
+  "reference",
+  "current",
+  "earlier",
+  "later",
+  "latest",
+  "previous",
+  "both",
+  "separate",
+  "different",
+  "same",
+  "instead",
+  "only",
+  "apply",
+  "rule",
+  "policy",
+  "limit",
+  "记忆",
+  "摘要",
+  "用户",
+  "任务",
+  "待办",
+  "冲突",
+  "未决",
+  "已定",
+  "仍",
+  "提到",
+  "说",
+  "表示",
+  "喜欢",
+  "偏好",
+  "希望",
+  "目前",
+  "也",
+  "事实",
+  "约束",
+  "决定",
+  "权限",
+  "记录",
+  "来源",
+  "事件",
+  "规则",
+];
+
+const WORDS = new Intl.Segmenter("und", { granularity: "word" });
+const SENTENCES = new Intl.Segmenter("und", { granularity: "sentence" });
+const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;
+/** An identifier token (`repo:web:read`, `alex@proj-a`): see IDENTIFIER_TOKEN in the gate. */
+const IDENTIFIER =
+  /(?<![A-Za-z0-9])(?=[A-Za-z0-9._/-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9._-]*(?:[:@][A-Za-z0-9][A-Za-z0-9._/-]*)+/gu;
+const ENGLISH_NUMBER_WORDS = new Set(
+  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion half dozen".split(
+    " ",
+  ),
+);
+const HAS_LATIN = /[a-z]/;
+
+let removed: Set<string> | undefined;
+/** Stopwords, cue words and framing words, each as `reduce` leaves it, and as written. */
+function removedWords(): Set<string> {
+  if (!removed) {
+    const words = new Set<string>([...(stopwords.en ?? []), ...(stopwords.zh ?? [])]);
+    for (const [phrase] of CUE_PHRASES) for (const word of phrase.split(" ")) words.add(word);
+    for (const word of FRAMING_WORDS) words.add(word);
+    removed = new Set([...words].flatMap((word) => [word, reduce(word)]));
+  }
+  return removed;
+}
+
+/** English words lemmatised (verb, then noun, then adjective: the first that changes it), then stemmed. */
+function reduce(word: string): string {
+  if (!HAS_LATIN.test(word)) return word;
+  for (const lemmatize of [lemmatizer.verb, lemmatizer.noun, lemmatizer.adjective]) {
+    const lemma = lemmatize(word);
+    if (lemma !== word) return stem(lemma);
+  }
+  return stem(word);
+}
+
+function normalise(text: string): string {
+  return text.normalize("NFKC").replace(ZERO_WIDTH, "").replace(/\s+/gu, " ");
+}
+
+/** The text with its numbers (with their unit or currency word), dates and ids blanked out. */
+function withoutMentions(text: string): string {
+  const blanked = text.replace(IDENTIFIER, " ");
+  let result = "";
+  let cursor = 0;
+  for (const mention of extractMentions(blanked).mentions) {
+    const at = blanked.indexOf(mention.raw, cursor);
+    if (at < 0) continue;
+    let end = at + mention.raw.length;
+    let start = at;
+    if (mention.kind === "number") {
+      end += unitWordLength(blanked.slice(end));
+      start -= currencyBeforeLength(blanked.slice(cursor, at));
+    }
+    result += `${blanked.slice(cursor, start)} `;
+    cursor = end;
+  }
+  return result + blanked.slice(cursor);
+}
+
+/** The distinct content words of a text (reduced), in first-seen order. */
+export function contentWords(text: string): string[] {
+  const stop = removedWords();
+  const words = new Set<string>();
+  for (const { segment, isWordLike } of WORDS.segment(withoutMentions(normalise(text)).toLowerCase())) {
+    if (!isWordLike || /^\p{N}+$/u.test(segment) || ENGLISH_NUMBER_WORDS.has(segment) || stop.has(segment))
+      continue;
+    const reduced = reduce(segment);
+    if (!stop.has(reduced)) words.add(reduced);
+  }
+  return [...words];
+}
+
+const eventWordCache = new WeakMap<SequencedEvent, Set<string>>();
+/** What an event offers as support: the words of its text, `{text}` values, keys, scopes and source. */
+export function eventWords(event: SequencedEvent): Set<string> {
+  let words = eventWordCache.get(event);
+  if (!words) {
+    const texts = [event.text ?? ""];
+    const names: string[] = [];
+    for (const assertion of event.assertions ?? []) {
+      if ("text" in assertion.value) texts.push(assertion.value.text);
+      names.push(assertion.key, assertion.scope);
+    }
+    if (event.source) names.push(event.source);
+    words = new Set([
+      ...texts.flatMap((text) => wordsOf(withoutMentions(normalise(text)))),
+      ...names.flatMap((name) =>
+        wordsOf(
+          normalise(name)
+            .split(/[:/._-]/)
+            .join(" "),
+        ),
+      ),
+    ]);
+    eventWordCache.set(event, words);
+  }
+  return words;
+}
+
+/** The reduced words of supporting text (stopwords left out: they never need support). */
+function wordsOf(text: string): string[] {
+  const stop = removedWords();
+  const words: string[] = [];
+  for (const { segment, isWordLike } of WORDS.segment(text.toLowerCase())) {
+    if (!isWordLike || stop.has(segment)) continue;
+    words.push(reduce(segment));
+  }
+  return words;
+}
+
+export interface Support {
+  /** Share of the text's content words found among the supporting words (1 when it has none). */
+  ratio: number;
+  unsupported: string[];
+}
+
+export function supportOf(text: string, support: ReadonlySet<string>): Support {
+  const words = contentWords(text);
+  if (words.length === 0) return { ratio: 1, unsupported: [] };
+  const unsupported = words.filter((word) => !support.has(word));
+  return { ratio: (words.length - unsupported.length) / words.length, unsupported };
+}
+
+/** The sentences of a text (line breaks folded), as Intl.Segmenter cuts them. */
+export function sentencesOf(text: string): string[] {
+  return [...SENTENCES.segment(text.replace(/\s*[\r\n]+\s*/gu, " "))]
+    .map((sentence) => sentence.segment.trim())
+    .filter((sentence) => sentence.length > 0);
+}
