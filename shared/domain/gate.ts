@@ -175,6 +175,8 @@ class GateCheck {
   /** Mentions a restating text was already refused for (a changed value): not reported twice. */
   private readonly replacedMentions = new Set<string>();
   readonly warnings: GateWarning[] = [];
+  /** Each candidate text is read once, whichever checks look at it. */
+  private readonly textMentions = new Map<string, TextMentions>();
   /** Claims by key, built on first need: an honest candidate keeps every item and never asks. */
   private claimsByKey: Map<string, Claim[]> | undefined;
   /** Canonical value keys of claims, computed only when a plain comparison cannot decide. */
@@ -451,7 +453,7 @@ class GateCheck {
     if (contributing.length === 0) return;
     this.restatements.push({
       text,
-      written: extractMentions(text),
+      written: this.mentionsIn(text),
       sources: contributing,
       where,
       key,
@@ -669,6 +671,15 @@ class GateCheck {
 
   /** Where each cited event is first derived from (`claims[i]`, `pending[i]`), built on first need. */
   private derivations: Map<string, string> | undefined;
+  private mentionsIn(text: string): TextMentions {
+    let mentions = this.textMentions.get(text);
+    if (!mentions) {
+      mentions = extractMentions(text);
+      this.textMentions.set(text, mentions);
+    }
+    return mentions;
+  }
+
   private wholeEventUnkept(eventId: string): boolean {
     const event = this.context.eventsById.get(eventId);
     return event !== undefined && isWholeEvent(event) && !this.derivedFrom().has(eventId);
@@ -846,7 +857,7 @@ class GateCheck {
         .filter((id) => this.context.selection.validIds.has(id))
         .map((id) => this.context.eventsById.get(id) as SequencedEvent);
       if (sources.length === 0) continue; // its citations are refused already
-      const foreign = extractMentions(text)
+      const foreign = this.mentionsIn(text)
         .mentions.filter((mention) => !this.replacedMentions.has(`${where}|${mentionKey(mention)}`))
         .filter((mention) => !sources.some((source) => holdsMention(eventHeldTokens(source), mention)))
         .map((mention) => `${mention.kind} "${mention.raw}"`);
@@ -866,7 +877,11 @@ class GateCheck {
           `${where} holds ${[...new Set(foreign)].join(", ")}, which its sources (${derivedFrom.join(", ")}) do not hold`,
         );
       if (threshold <= 0) continue;
-      const support = supportOf(text, unionOf(sources.map(eventWords)));
+      const support = supportOf(
+        text,
+        sources.length === 1 ? eventWords(sources[0] as SequencedEvent) : unionOf(sources.map(eventWords)),
+        this.mentionsIn(text).mentions,
+      );
       if (support.ratio < threshold)
         this.add(
           "unsupported-claim",
@@ -882,7 +897,7 @@ class GateCheck {
   private checkSummarySupport(): void {
     const sentences = sentencesOf(this.output.summary);
     if (sentences.length === 0) return;
-    const words = unionOf(this.context.selection.validInputs.map(eventWords));
+    const words = inputWordsOf(this.context);
     const required = this.options.summarySupport ?? 0;
     for (const sentence of sentences) {
       const support = supportOf(sentence, words);
@@ -902,7 +917,7 @@ class GateCheck {
       texts.push([`pending[${index}].text`, item.text]);
     const { held } = this.context;
     for (const [where, text] of texts) {
-      for (const mention of extractMentions(text).mentions) {
+      for (const mention of this.mentionsIn(text).mentions) {
         if (!holdsMention(held, mention))
           this.add(
             "summary-foreign-token",
@@ -940,6 +955,17 @@ function writtenIn(event: SequencedEvent, token: string): boolean {
       assertion.scope.includes(token) ||
       JSON.stringify(assertion.value).includes(token),
   );
+}
+
+const inputWords = new WeakMap<GateContext, Set<string>>();
+/** The words of every valid input of a snapshot, built once per context (summary support). */
+function inputWordsOf(context: GateContext): Set<string> {
+  let words = inputWords.get(context);
+  if (!words) {
+    words = unionOf(context.selection.validInputs.map(eventWords));
+    inputWords.set(context, words);
+  }
+  return words;
 }
 
 function unionOf(sets: ReadonlyArray<ReadonlySet<string>>): Set<string> {

@@ -392,26 +392,29 @@ export const CUE_PHRASES: ReadonlyArray<readonly [string, CueClass | null]> = [
 ];
 
 /**
- * One scanner for every cue, longest phrase first: a regular expression alternation tries its
- * alternatives in order, so sorting by length makes "no more than" win over "no", 不超过 over 不.
- * Latin phrases stand between word boundaries; "n't" ends a word; Chinese and symbols stand alone.
- * "May" with a day number beside it is the month, not a cue.
+ * The cue phrases indexed for one left-to-right scan, longest first: Latin phrases by their first
+ * word (matched word by word, whole words only: "no more than" wins over "no"), Chinese phrases
+ * and symbols by their first character (不超过 wins over 不). Linear in the text.
  */
-const CUE_SCANNER = new RegExp(
-  // A word ending in n't is one negation (can't is not "can"), tried before every phrase.
-  ["(?<![\\p{L}\\p{N}])\\p{L}+n['’]t(?![\\p{L}\\p{N}])"]
-    .concat(
-      [...CUE_PHRASES]
-        .sort((a, b) => b[0].length - a[0].length)
-        .map(([phrase]) => {
-          const escaped = phrase.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ /g, "\\s+");
-          return /^[a-z]/i.test(phrase) ? `(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])` : escaped;
-        }),
-    )
-    .join("|"),
-  "giu",
-);
-const CUE_CLASS_OF = new Map<string, CueClass | null>(CUE_PHRASES.map(([phrase, cls]) => [phrase, cls]));
+const LATIN_PHRASES = new Map<string, Array<{ words: string[]; cls: CueClass | null }>>();
+const CHAR_PHRASES = new Map<string, Array<{ phrase: string; cls: CueClass | null }>>();
+for (const [phrase, cls] of CUE_PHRASES) {
+  if (/^[a-z]/.test(phrase)) {
+    const words = phrase.split(" ");
+    const list = LATIN_PHRASES.get(words[0] as string) ?? [];
+    list.push({ words, cls });
+    LATIN_PHRASES.set(words[0] as string, list);
+  } else {
+    const list = CHAR_PHRASES.get(phrase[0] as string) ?? [];
+    list.push({ phrase, cls });
+    CHAR_PHRASES.set(phrase[0] as string, list);
+  }
+}
+for (const list of LATIN_PHRASES.values()) list.sort((a, b) => b.words.length - a.words.length);
+for (const list of CHAR_PHRASES.values()) list.sort((a, b) => b.phrase.length - a.phrase.length);
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+const LATIN_RUN = /[a-z]+(?:['’][a-z]+)*/y;
+const SPACE_RUN = /\s+/y;
 
 export function noCues(): CueCounts {
   return {
@@ -426,25 +429,50 @@ export function noCues(): CueCounts {
 }
 
 /** Counts each cue class in a text (already normalised): longest match first, no overlaps. */
-export function countCues(text: string): CueCounts {
+export function countCues(raw: string): CueCounts {
   const counts = noCues();
-  for (const match of text.matchAll(CUE_SCANNER)) {
-    const phrase = match[0].toLowerCase().replace(/\s+/g, " ");
-    if (phrase.endsWith("n't") || phrase.endsWith("n’t")) {
-      counts.negation++;
+  const text = raw.toLowerCase();
+  let index = 0;
+  while (index < text.length) {
+    const char = text[index] as string;
+    if (char >= "a" && char <= "z" && (index === 0 || !WORD_CHAR.test(text[index - 1] as string))) {
+      LATIN_RUN.lastIndex = index;
+      const word = LATIN_RUN.exec(text)?.[0] ?? char;
+      let end = index + word.length;
+      const whole = end >= text.length || !WORD_CHAR.test(text[end] as string);
+      if (whole && /n['’]t$/.test(word)) counts.negation++;
+      else if (whole) {
+        const matched = LATIN_PHRASES.get(word)?.find((candidate) => {
+          let at = end;
+          for (const next of candidate.words.slice(1)) {
+            SPACE_RUN.lastIndex = at;
+            const space = SPACE_RUN.exec(text);
+            if (!space || !text.startsWith(next, at + space[0].length)) return false;
+            at += space[0].length + next.length;
+            if (at < text.length && WORD_CHAR.test(text[at] as string)) return false;
+          }
+          end = at;
+          return true;
+        });
+        if (matched?.cls && !(word === "may" && isMonthMay(text, index, end))) counts[matched.cls]++;
+      }
+      index = end;
       continue;
     }
-    const cls = CUE_CLASS_OF.get(phrase);
-    if (!cls) continue;
-    if (phrase === "may") {
-      const at = match.index ?? 0;
-      const after = text.slice(at + match[0].length, at + match[0].length + 4);
-      const before = text.slice(Math.max(0, at - 4), at);
-      if (/^\s+\d/u.test(after) || /\d\s+$/u.test(before)) continue; // the month: May 3, 3 May
-    }
-    counts[cls]++;
+    const phrase = CHAR_PHRASES.get(char)?.find((candidate) => text.startsWith(candidate.phrase, index));
+    if (phrase) {
+      if (phrase.cls) counts[phrase.cls]++;
+      index += phrase.phrase.length;
+    } else index++;
   }
   return counts;
+}
+
+/** "May" with a day number beside it (May 3, 3 May) is the month, not a cue. */
+function isMonthMay(text: string, start: number, end: number): boolean {
+  return (
+    /^\s+\d/u.test(text.slice(end, end + 4)) || /\d\s+$/u.test(text.slice(Math.max(0, start - 4), start))
+  );
 }
 
 /** Counts negation cues (CONTRACT §4a's list, except inside the phrases of other classes). */

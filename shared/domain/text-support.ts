@@ -1,6 +1,7 @@
 import stopwords from "stopwords-iso";
 import lemmatizer from "wink-lemmatizer";
 import stem from "wink-porter2-stemmer";
+import type { Mention } from "./mentions.ts";
 import { CUE_PHRASES, currencyBeforeLength, extractMentions, unitWordLength } from "./mentions.ts";
 import type { SequencedEvent } from "./schemas.ts";
 
@@ -126,26 +127,52 @@ function removedWords(): Set<string> {
   return removed;
 }
 
-/** English words lemmatised (verb, then noun, then adjective: the first that changes it), then stemmed. */
+const reduced = new Map<string, string>();
+/**
+ * English words lemmatised (verb, then noun, then adjective: the first that changes it), then
+ * stemmed; remembered per word (the reduction of a word never changes, and a vocabulary is small).
+ */
 function reduce(word: string): string {
-  if (!HAS_LATIN.test(word)) return word;
-  for (const lemmatize of [lemmatizer.verb, lemmatizer.noun, lemmatizer.adjective]) {
-    const lemma = lemmatize(word);
-    if (lemma !== word) return stem(lemma);
+  let result = reduced.get(word);
+  if (result === undefined) {
+    result = word;
+    if (HAS_LATIN.test(word)) {
+      const lemma = [lemmatizer.verb, lemmatizer.noun, lemmatizer.adjective]
+        .map((lemmatize) => lemmatize(word))
+        .find((candidate) => candidate !== word);
+      result = stem(lemma ?? word);
+    }
+    if (reduced.size < 200_000) reduced.set(word, result);
   }
-  return stem(word);
+  return result;
+}
+
+const HAS_CJK = /[\u3400-\u9fff\uf900-\ufaff]/u;
+const LATIN_WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+/**
+ * The words of a (normalised, lower-cased) text. Text with Chinese goes through Intl.Segmenter's
+ * dictionary; other text is split on its letter runs, which is where ICU's word boundaries fall
+ * for it, at a fraction of the cost.
+ */
+function segmentWords(text: string): string[] {
+  if (HAS_CJK.test(text))
+    return [...WORDS.segment(text)].filter((segment) => segment.isWordLike).map((segment) => segment.segment);
+  return text.match(LATIN_WORD) ?? [];
 }
 
 function normalise(text: string): string {
   return text.normalize("NFKC").replace(ZERO_WIDTH, "").replace(/\s+/gu, " ");
 }
 
-/** The text with its numbers (with their unit or currency word), dates and ids blanked out. */
-function withoutMentions(text: string): string {
+/**
+ * The text with its numbers (with their unit or currency word), dates and ids blanked out;
+ * `mentions` when the caller has them already (the extractor reads the same normalised text).
+ */
+function withoutMentions(text: string, mentions?: readonly Mention[]): string {
   const blanked = text.replace(IDENTIFIER, " ");
   let result = "";
   let cursor = 0;
-  for (const mention of extractMentions(blanked).mentions) {
+  for (const mention of mentions ?? extractMentions(blanked).mentions) {
     const at = blanked.indexOf(mention.raw, cursor);
     if (at < 0) continue;
     let end = at + mention.raw.length;
@@ -161,12 +188,11 @@ function withoutMentions(text: string): string {
 }
 
 /** The distinct content words of a text (reduced), in first-seen order. */
-export function contentWords(text: string): string[] {
+export function contentWords(text: string, mentions?: readonly Mention[]): string[] {
   const stop = removedWords();
   const words = new Set<string>();
-  for (const { segment, isWordLike } of WORDS.segment(withoutMentions(normalise(text)).toLowerCase())) {
-    if (!isWordLike || /^\p{N}+$/u.test(segment) || ENGLISH_NUMBER_WORDS.has(segment) || stop.has(segment))
-      continue;
+  for (const segment of segmentWords(withoutMentions(normalise(text), mentions).toLowerCase())) {
+    if (/^\p{N}+$/u.test(segment) || ENGLISH_NUMBER_WORDS.has(segment) || stop.has(segment)) continue;
     const reduced = reduce(segment);
     if (!stop.has(reduced)) words.add(reduced);
   }
@@ -204,10 +230,7 @@ export function eventWords(event: SequencedEvent): Set<string> {
 function wordsOf(text: string): string[] {
   const stop = removedWords();
   const words: string[] = [];
-  for (const { segment, isWordLike } of WORDS.segment(text.toLowerCase())) {
-    if (!isWordLike || stop.has(segment)) continue;
-    words.push(reduce(segment));
-  }
+  for (const segment of segmentWords(text.toLowerCase())) if (!stop.has(segment)) words.push(reduce(segment));
   return words;
 }
 
@@ -217,8 +240,12 @@ export interface Support {
   unsupported: string[];
 }
 
-export function supportOf(text: string, support: ReadonlySet<string>): Support {
-  const words = contentWords(text);
+export function supportOf(
+  text: string,
+  support: ReadonlySet<string>,
+  mentions?: readonly Mention[],
+): Support {
+  const words = contentWords(text, mentions);
   if (words.length === 0) return { ratio: 1, unsupported: [] };
   const unsupported = words.filter((word) => !support.has(word));
   return { ratio: (words.length - unsupported.length) / words.length, unsupported };
