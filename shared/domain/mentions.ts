@@ -46,6 +46,77 @@ const MONTH_INDEX: Record<string, number> = {
 };
 const ORDINAL = "(?:st|nd|rd|th)?";
 
+/** English number words (CONTRACT §4b): a number when two or more form one, or one has a unit. */
+const WORD_VALUES: Record<string, number> = Object.fromEntries([
+  ..."zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+    .split(" ")
+    .map((word, value) => [word, value] as const),
+  ..."twenty thirty forty fifty sixty seventy eighty ninety"
+    .split(" ")
+    .map((word, index) => [word, 20 + 10 * index] as const),
+]);
+const WORD_SCALES: Record<string, number> = { hundred: 100, thousand: 1e3, million: 1e6, billion: 1e9 };
+const NUMBER_WORD = [...Object.keys(WORD_VALUES), ...Object.keys(WORD_SCALES)]
+  .sort((a, b) => b.length - a.length)
+  .join("|");
+
+/** The value of English number words ("twelve thousand five hundred" = 12500), null if malformed. */
+function wordsValue(words: readonly string[]): number | null {
+  let total = 0;
+  let current = 0;
+  for (const word of words) {
+    const value = WORD_VALUES[word];
+    if (value !== undefined) current += value;
+    else if (word === "hundred") current = (current || 1) * 100;
+    else {
+      const scale = WORD_SCALES[word];
+      if (scale === undefined) return null;
+      total += (current || 1) * scale;
+      current = 0;
+    }
+  }
+  return total + current;
+}
+
+/** Chinese numerals (CONTRACT §4b): 一万二千五百 = 12500, 三 = 3; 两 is 2, 〇/零 hold places. */
+const ZH_DIGITS: Record<string, number> = {
+  〇: 0,
+  零: 0,
+  一: 1,
+  二: 2,
+  两: 2,
+  三: 3,
+  四: 4,
+  五: 5,
+  六: 6,
+  七: 7,
+  八: 8,
+  九: 9,
+};
+const ZH_SMALL: Record<string, number> = { 十: 10, 百: 100, 千: 1000 };
+const ZH_LARGE: Record<string, number> = { 万: 1e4, 亿: 1e8 };
+function chineseValue(run: string): number {
+  let total = 0;
+  let section = 0;
+  let digit = 0;
+  for (const char of run) {
+    if (ZH_DIGITS[char] !== undefined) digit = ZH_DIGITS[char] as number;
+    else if (ZH_SMALL[char] !== undefined) {
+      section += (digit || 1) * (ZH_SMALL[char] as number);
+      digit = 0;
+    } else if (ZH_LARGE[char] !== undefined) {
+      total = (total + section + digit) * (ZH_LARGE[char] as number);
+      section = 0;
+      digit = 0;
+    }
+  }
+  return total + section + digit;
+}
+const ZH_POSITIONAL = /[十百千万亿]/u;
+/** Measure words that make a lone Chinese numeral a number (units are read by the unit table). */
+const ZH_MEASURE =
+  /^(?:个月|星期|小时|分钟|公里|千米|厘米|公斤|千克|美元|欧元|[天日周月年分秒次个人元块米克岁倍条项份张台件页%％])/u;
+
 const SCANNER = new RegExp(
   [
     String.raw`(?<isoDateTime>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)(?![\d])`,
@@ -59,6 +130,8 @@ const SCANNER = new RegExp(
     String.raw`(?<dayMonthFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\b\.?)`,
     String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
     String.raw`(?<number>(?<![A-Za-z0-9_.,+\-\u2212])(?<currency>[$€£]\s?)?(?<sign>[-+\u2212](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
+    String.raw`(?<words>(?<![A-Za-z])(?:${NUMBER_WORD})(?:(?:\s+|-)(?:and\s+)?(?:${NUMBER_WORD}))*(?![A-Za-z]))`,
+    String.raw`(?<zhNumber>[〇零一二两三四五六七八九十百千万亿]+)`,
     String.raw`(?<token>(?<![A-Za-z0-9_])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*)`,
   ].join("|"),
   "giu",
@@ -195,7 +268,26 @@ function mentionsOf(
   start: number,
   end: number,
 ): Mention[] {
-  const { number, currency, token } = groups;
+  const { number, currency, token, words, zhNumber } = groups;
+  if (words !== undefined) {
+    const parts = words
+      .toLowerCase()
+      .split(/[\s-]+/u)
+      .filter((word) => word !== "and");
+    const value = wordsValue(parts);
+    const unit = unitAfter(text, end);
+    // A lone "one" or "two" before a plain noun is prose, not a number.
+    if (value === null || (parts.length < 2 && unit === undefined)) return [];
+    return [numberMention(String(value), unit, words)];
+  }
+  if (zhNumber !== undefined) {
+    // 万 or 亿 right after digits is that number's magnitude (1.25万), read with it.
+    if (/\d/u.test(text[start - 1] ?? "")) return [];
+    const measured = ZH_MEASURE.test(text.slice(end, end + 2));
+    // 一些, 一定: no positional character and no measure word after: not a number.
+    if (!ZH_POSITIONAL.test(zhNumber) && !measured) return [];
+    return [numberMention(String(chineseValue(zhNumber)), unitAfter(text, end), zhNumber)];
+  }
   if (number !== undefined) {
     // A sign directly before the digits belongs to the number: −18 °C is not 18 °C.
     const unsigned = currency === undefined ? number : number.slice(currency.length);
@@ -486,8 +578,11 @@ export function hasCues(counts: CueCounts): boolean {
 }
 
 /** Every number (with unit), date and id in the text, in order, plus its count of negation cues. */
-/** Every mention kind holds a digit, except a UUID written in hex letters only (checked apart). */
-const MAY_HOLD_MENTION = /\d|[0-9a-f]{8}-[0-9a-f]{4}-/iu;
+/** Every mention kind holds a digit, a number word or a Chinese numeral, or is a hex-only UUID. */
+const MAY_HOLD_MENTION = new RegExp(
+  String.raw`\d|[0-9a-f]{8}-[0-9a-f]{4}-|[〇零一二两三四五六七八九十百千万亿]|\b(?:${NUMBER_WORD})\b`,
+  "iu",
+);
 
 /** Zero-width characters (and the soft hyphen) removed before extraction (CONTRACT §4b). */
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;

@@ -299,3 +299,50 @@ describe("text support (laundered claims)", () => {
     expect(codes(strict)).toEqual(["summary-unsupported"]);
   });
 });
+
+describe("number words and Chinese numerals", () => {
+  const keys = (text: string) => extractMentions(text).mentions.map((m) => m.key);
+
+  it("reads English number words as numbers when they form one or carry a unit", () => {
+    expect(keys("twelve thousand five hundred USD")).toEqual(keys("12,500 USD"));
+    expect(keys("three days")).toEqual(keys("3 days"));
+    expect(keys("twenty-five people")).toEqual(keys("25 people"));
+    expect(keys("one hundred and twenty")).toEqual(keys("120"));
+    expect(keys("one of them")).toEqual([]);
+    expect(keys("two dogs")).toEqual([]);
+  });
+
+  it("reads Chinese numerals with a positional character or a measure word", () => {
+    expect(keys("三天")).toEqual(keys("3天"));
+    expect(keys("一万二千五百")).toEqual(keys("12500"));
+    expect(keys("两个人")).toEqual(keys("2个人"));
+    expect(keys("一些人")).toEqual([]);
+    expect(keys("一定要")).toEqual([]);
+  });
+
+  it("passes an amount restated in digits and refuses one bent in words", () => {
+    const events = log({
+      eventId: "m-1",
+      kind: "fact",
+      text: "The budget is twelve thousand five hundred USD, due in three days.",
+    });
+    expect(
+      gate(events, candidate({ claims: [textClaim("The budget is 12,500 USD, due in 3 days.", ["m-1"])] }))
+        .reasons,
+    ).toEqual([]);
+    expect(
+      codes(
+        gate(
+          events,
+          candidate({
+            claims: [textClaim("The budget is twelve thousand USD, due in three days.", ["m-1"])],
+          }),
+        ),
+      ),
+    ).toContain("value-changed");
+    const zh = log({ eventId: "z-1", kind: "fact", text: "项目三天内完成。" });
+    expect(codes(gate(zh, candidate({ claims: [textClaim("项目五天内完成。", ["z-1"])] })))).toContain(
+      "value-changed",
+    );
+  });
+});
