@@ -1,7 +1,7 @@
 import { positionKey } from "./conflicts.ts";
 import { canonicalDate } from "./dates.ts";
 import type { Mention } from "./mentions.ts";
-import { extractMentions, IMPOSSIBLE_DATE, monthDayOf } from "./mentions.ts";
+import { extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "./mentions.ts";
 import type { MustPreserveItem } from "./must-preserve.ts";
 import { eventMentions, mustPreserveSet } from "./must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
@@ -166,6 +166,9 @@ function holdDate(held: HeldTokens, key: string): void {
   held.dates.add(key);
   const monthDay = monthDayOf(key);
   if (monthDay !== null) held.dates.add(monthDay);
+  // A month of a year is held when a day in it is (CONTRACT §4b: "December 2026").
+  const month = monthOf(key);
+  if (month !== null) held.dates.add(month);
 }
 
 function holdValue(held: HeldTokens, value: ValueData): void {

@@ -56,6 +56,17 @@ const WORD_VALUES: Record<string, number> = Object.fromEntries([
     .map((word, index) => [word, 20 + 10 * index] as const),
 ]);
 const WORD_SCALES: Record<string, number> = { hundred: 100, thousand: 1e3, million: 1e6, billion: 1e9 };
+/** Ordinal words that hold their number (not "first", "second": prose and a unit). */
+const ORDINAL_WORDS: Record<string, number> = {
+  third: 3,
+  fourth: 4,
+  fifth: 5,
+  sixth: 6,
+  seventh: 7,
+  eighth: 8,
+  ninth: 9,
+  tenth: 10,
+};
 const NUMBER_WORD = [...Object.keys(WORD_VALUES), ...Object.keys(WORD_SCALES)]
   .sort((a, b) => b.length - a.length)
   .join("|");
@@ -121,17 +132,22 @@ const SCANNER = new RegExp(
   [
     String.raw`(?<isoDateTime>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)(?![\d])`,
     String.raw`(?<isoDate>(?<![\d])\d{4}-\d{2}-\d{2})(?![\d])`,
-    String.raw`(?<slashDate>(?<![\d/])\d{4}/\d{1,2}/\d{1,2})(?![\d/])`,
+    String.raw`(?<slashDate>(?<![\d/.])\d{4}[/.]\d{1,2}[/.]\d{1,2})(?![\d/.])`,
+    String.raw`(?<numericDate>(?<![\d/.])\d{1,2}[/.]\d{1,2}[/.]\d{4})(?![\d/.])`,
+    String.raw`(?<ofDate>\bthe\s+\d{1,2}${ORDINAL}\s+of\s+(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
     String.raw`(?<zhDate>\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*[日号])`,
     String.raw`(?<monthFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL},?\s+\d{4})(?![\d])`,
     String.raw`(?<dayFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
     String.raw`(?<zhMonthDay>(?<![\d])\d{1,2}\s*月\s*\d{1,2}\s*[日号])`,
     String.raw`(?<monthDayFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL})(?![\d]|[A-Za-z])`,
     String.raw`(?<dayMonthFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\b\.?)`,
+    String.raw`(?<monthYear>\b(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
+    String.raw`(?<zhMonthYear>\d{4}\s*年\s*\d{1,2}\s*月)(?!\s*\d)`,
     String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
     String.raw`(?<number>(?<![A-Za-z0-9_.,+\-\u2212])(?<currency>[$€£]\s?)?(?<sign>[-+\u2212](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
     String.raw`(?<words>(?<![A-Za-z])(?:${NUMBER_WORD})(?:(?:\s+|-)(?:and\s+)?(?:${NUMBER_WORD}))*(?![A-Za-z]))`,
-    String.raw`(?<zhNumber>[〇零一二两三四五六七八九十百千万亿]+)`,
+    String.raw`(?<ordinalWord>(?<![A-Za-z])(?:third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?![A-Za-z]))`,
+    String.raw`(?<zhNumber>第?[〇零一二两三四五六七八九十百千万亿]+)`,
     String.raw`(?<token>(?<![A-Za-z0-9_])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*)`,
   ].join("|"),
   "giu",
@@ -237,6 +253,17 @@ export function monthDayOf(key: string): string | null {
   return key.startsWith("day:") ? `monthday:${key.slice(9)}` : null;
 }
 
+/** The month a day falls in (`day:2026-12-03` → `month:2026-12`): a held day holds its month. */
+export function monthOf(key: string): string | null {
+  return key.startsWith("day:") ? `month:${key.slice(4, 11)}` : null;
+}
+
+function monthYearMention(year: number, month: number, raw: string): Mention {
+  return month >= 1 && month <= 12 && year > 0
+    ? { kind: "date", key: `month:${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}`, raw }
+    : { kind: "date", key: `${IMPOSSIBLE_DATE}${raw}`, raw };
+}
+
 function monthNumber(name: string): number {
   return MONTH_INDEX[name.slice(0, 3).toLowerCase()] ?? 0;
 }
@@ -268,7 +295,14 @@ function mentionsOf(
   start: number,
   end: number,
 ): Mention[] {
-  const { number, currency, token, words, zhNumber } = groups;
+  const { number, currency, token, words, zhNumber, numericDate } = groups;
+  if (numericDate !== undefined) {
+    // 13/03/2026 is day first, 03/13/2026 month first; 03/12/2026 could be either: numbers.
+    const [a = 0, b = 0, year = 0] = numericDate.split(/[/.]/).map(Number);
+    if (a > 12 && b <= 12) return [dateMention(year, b, a, numericDate)];
+    if (b > 12 && a <= 12) return [dateMention(year, a, b, numericDate)];
+    return numericDate.split(/[/.]/).map((part) => numberMention(part, undefined, part));
+  }
   if (words !== undefined) {
     const parts = words
       .toLowerCase()
@@ -280,13 +314,25 @@ function mentionsOf(
     if (value === null || (parts.length < 2 && unit === undefined)) return [];
     return [numberMention(String(value), unit, words)];
   }
+  if (groups.ordinalWord !== undefined)
+    return [
+      numberMention(
+        String(ORDINAL_WORDS[groups.ordinalWord.toLowerCase()] ?? 0),
+        undefined,
+        groups.ordinalWord,
+      ),
+    ];
   if (zhNumber !== undefined) {
     // 万 or 亿 right after digits is that number's magnitude (1.25万), read with it.
     if (/\d/u.test(text[start - 1] ?? "")) return [];
+    const ordinal = zhNumber.startsWith("第");
+    const numeral = ordinal ? zhNumber.slice(1) : zhNumber;
     const measured = ZH_MEASURE.test(text.slice(end, end + 2));
-    // 一些, 一定: no positional character and no measure word after: not a number.
-    if (!ZH_POSITIONAL.test(zhNumber) && !measured) return [];
-    return [numberMention(String(chineseValue(zhNumber)), unitAfter(text, end), zhNumber)];
+    // 一些, 一定: no positional character, no measure word after, no 第 before: not a number.
+    if (numeral === "" || (!ordinal && !ZH_POSITIONAL.test(numeral) && !measured)) return [];
+    return [
+      numberMention(String(chineseValue(numeral)), ordinal ? undefined : unitAfter(text, end), zhNumber),
+    ];
   }
   if (number !== undefined) {
     // A sign directly before the digits belongs to the number: −18 °C is not 18 °C.
@@ -343,8 +389,22 @@ function mentionOf(groups: Record<string, string | undefined>): Mention | null {
     return { kind: "date", key: key ?? `${IMPOSSIBLE_DATE}${raw}`, raw };
   }
   if (slashDate !== undefined) {
-    const [y, m, d] = slashDate.split("/").map(Number);
+    const [y, m, d] = slashDate.split(/[/.]/).map(Number);
     return dateMention(y ?? 0, m ?? 0, d ?? 0, slashDate);
+  }
+  const { ofDate, monthYear, zhMonthYear } = groups;
+  if (ofDate !== undefined) {
+    const [, day = "", name = "", year = ""] =
+      /(\d{1,2})[a-z]*\s+of\s+([A-Za-z]+)\D*?(\d{4})$/i.exec(ofDate) ?? [];
+    return dateMention(Number(year), monthNumber(name), Number(day), ofDate);
+  }
+  if (monthYear !== undefined) {
+    const [, name = "", year = ""] = /^([A-Za-z]+)\D*?(\d{4})$/.exec(monthYear) ?? [];
+    return monthYearMention(Number(year), monthNumber(name), monthYear);
+  }
+  if (zhMonthYear !== undefined) {
+    const [y, m] = (zhMonthYear.match(/\d+/g) ?? []).map(Number);
+    return monthYearMention(y ?? 0, m ?? 0, zhMonthYear);
   }
   if (zhDate !== undefined) {
     const [y, m, d] = (zhDate.match(/\d+/g) ?? []).map(Number);
@@ -363,6 +423,8 @@ function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   if (uuid !== undefined) return { kind: "id", key: uuid.toLowerCase(), raw: uuid };
   if (token !== undefined) {
     if (!/\d/.test(token)) return null;
+    const ordinal = /^(\d+)(?:st|nd|rd|th)$/i.exec(token)?.[1];
+    if (ordinal !== undefined) return numberMention(ordinal, undefined, token);
     const attached = ATTACHED_UNIT.exec(token);
     if (attached?.[1] && attached[2] && proseUnit(attached[2]) !== undefined)
       return numberMention(attached[1], attached[2], token);
@@ -580,7 +642,7 @@ export function hasCues(counts: CueCounts): boolean {
 /** Every number (with unit), date and id in the text, in order, plus its count of negation cues. */
 /** Every mention kind holds a digit, a number word or a Chinese numeral, or is a hex-only UUID. */
 const MAY_HOLD_MENTION = new RegExp(
-  String.raw`\d|[0-9a-f]{8}-[0-9a-f]{4}-|[〇零一二两三四五六七八九十百千万亿]|\b(?:${NUMBER_WORD})\b`,
+  String.raw`\d|[0-9a-f]{8}-[0-9a-f]{4}-|[〇零一二两三四五六七八九十百千万亿]|\b(?:${NUMBER_WORD}|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b`,
   "iu",
 );
 

@@ -346,3 +346,48 @@ describe("number words and Chinese numerals", () => {
     );
   });
 });
+
+describe("dates as people write them", () => {
+  const keys = (text: string) => extractMentions(text).mentions.map((m) => m.key);
+
+  it("reads the extra forms as the same day", () => {
+    const day = keys("2026-12-03");
+    for (const text of [
+      "December 3rd, 2026",
+      "3 December 2026",
+      "the 3rd of December 2026",
+      "2026.12.03",
+      "2026/12/03",
+    ])
+      expect(keys(text), text).toEqual(day);
+    expect(keys("2026-12-03 10:00")[0]).toEqual(day[0]);
+    expect(keys("13/03/2026")).toEqual(keys("2026-03-13"));
+  });
+
+  it("reads day/month numbers that could be swapped as numbers, not a date", () => {
+    expect(keys("03/12/2026")).toEqual(keys("3 12 2026"));
+  });
+
+  it("holds a month of a year when an input holds a day in it", () => {
+    const events = log({ eventId: "m-1", kind: "fact", text: "The launch is on 2026-12-15." });
+    expect(
+      gate(
+        events,
+        candidate({ claims: [textClaim("The launch is in December 2026, on 2026-12-15.", ["m-1"])] }),
+      ).reasons,
+    ).toEqual([]);
+    expect(
+      codes(
+        gate(
+          events,
+          candidate({ claims: [textClaim("The launch is in January 2027, on 2026-12-15.", ["m-1"])] }),
+        ),
+      ),
+    ).toContain("unsupported-claim");
+  });
+
+  it("reads ordinals as their number", () => {
+    expect(keys("the third review")).toEqual(keys("the 3rd review"));
+    expect(keys("第三次")).toEqual(keys("3次"));
+  });
+});

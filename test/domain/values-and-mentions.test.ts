@@ -122,7 +122,7 @@ describe("mention extraction", () => {
   it("does not take prose words for units", () => {
     expect(mentionsOf("5 in total")).toEqual(mentionsOf("5"));
     expect(mentionsOf("meet at 10 am")).toEqual(mentionsOf("10"));
-    expect(mentionsOf("the 3rd floor")).toEqual(["id:3rd"]);
+    expect(mentionsOf("the 3rd floor")).toEqual(mentionsOf("the third floor")); // an ordinal holds its number (§4b)
   });
 
   it.each([
@@ -181,7 +181,7 @@ describe("well-formed text", () => {
 describe("dates without a year", () => {
   it("reads them as a month and day that a full date also holds", () => {
     expect(mentionsOf("Dec 3")).toEqual(["date:monthday:12-03"]);
-    expect(mentionsOf("3rd of nothing, 3 December")).toEqual(["id:3rd", "date:monthday:12-03"]);
+    expect(mentionsOf("3rd of nothing, 3 December")).toEqual(["number:|3", "date:monthday:12-03"]);
     expect(mentionsOf("12月3日")).toEqual(["date:monthday:12-03"]);
     expect(mentionsOf("Feb 30")).toEqual([]);
   });
