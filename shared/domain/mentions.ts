@@ -164,7 +164,8 @@ const PROSE_DIMENSIONS = [true, true, true, false, false, false, false, false, t
 
 /** The unit a word names in prose, if it is one people write after numbers. */
 function proseUnit(word: string): string | undefined {
-  if (NOT_UNITS.has(word.toLowerCase())) return undefined;
+  // Case-insensitive prose words, except the byte: `5 B` is five bytes (SI/IEC symbols are exact).
+  if (word !== "B" && NOT_UNITS.has(word.toLowerCase())) return undefined;
   const info = resolveUnit(word);
   if (info === null) return undefined;
   if (
@@ -359,6 +360,10 @@ function mentionsOf(
       .map((part, index) => numberMention(part, index === parts.length - 1 ? unit : undefined, part));
   }
   if (token !== undefined && /\d/.test(token)) {
+    // A hyphenated unit word: "30-second" is 30 s, "90-day" 90 d.
+    const hyphenated = /^(\d+(?:\.\d+)?)-([A-Za-z]+)$/.exec(token);
+    if (hyphenated?.[1] && hyphenated[2] && proseUnit(hyphenated[2]) !== undefined)
+      return [numberMention(hyphenated[1], hyphenated[2], token)];
     const attached = ATTACHED_UNIT.exec(token);
     const suffix = attached?.[2];
     if (attached?.[1] && suffix && MAGNITUDES[suffix] !== undefined)

@@ -174,7 +174,8 @@ function lookupUnit(raw: string): UnitInfo | null {
   if (text === "%" || text === "percent" || text === "％") return { kind: "opaque", label: "%" };
   const calendar = CALENDAR_ALIASES[text];
   if (calendar) return { kind: "opaque", label: calendar };
-  const name = UNIT_ALIASES[text] ?? text;
+  // British spellings name the same units (kilometres, litres).
+  const name = UNIT_ALIASES[text] ?? text.replace(/metre(s?)$/, "meter$1").replace(/litre(s?)$/, "liter$1");
   let parsed: Unit;
   try {
     parsed = math.unit(name) as Unit;

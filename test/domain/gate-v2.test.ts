@@ -391,3 +391,17 @@ describe("dates as people write them", () => {
     expect(keys("第三次")).toEqual(keys("3次"));
   });
 });
+
+describe("units in prose", () => {
+  const keys = (text: string) => extractMentions(text).mentions.map((m) => m.key);
+
+  it("reads unit words, British spellings, hyphenated units and the byte", () => {
+    expect(keys("5 kilometres")).toEqual(keys("5 km"));
+    expect(keys("a 30-second pause")).toEqual(keys("30 s"));
+    expect(keys("a 90-day window")).toEqual(keys("90 d"));
+    expect(keys("5 MB")).toEqual(keys("5000000 B"));
+    expect(keys("5 MiB")).toEqual(keys("5242880 B"));
+    expect(keys("5 m")).not.toEqual(keys("5 M"));
+    expect(keys("2-factor login")).toEqual(["2-factor"]);
+  });
+});
