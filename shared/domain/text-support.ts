@@ -103,6 +103,13 @@ const FRAMING_WORDS = [
 ];
 
 const WORDS = new Intl.Segmenter("und", { granularity: "word" });
+/** Chinese framing words removed before segmenting: the dictionary may cut them (待办 → 待, 办). */
+const CHINESE_FRAMING = new RegExp(
+  FRAMING_WORDS.filter((word) => /[\u3400-\u9fff]/u.test(word))
+    .sort((a, b) => b.length - a.length)
+    .join("|"),
+  "gu",
+);
 const SENTENCES = new Intl.Segmenter("und", { granularity: "sentence" });
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;
 /** An identifier token (`repo:web:read`, `alex@proj-a`): see IDENTIFIER_TOKEN in the gate. */
@@ -191,7 +198,8 @@ function withoutMentions(text: string, mentions?: readonly Mention[]): string {
 export function contentWords(text: string, mentions?: readonly Mention[]): string[] {
   const stop = removedWords();
   const words = new Set<string>();
-  for (const segment of segmentWords(withoutMentions(normalise(text), mentions).toLowerCase())) {
+  const prose = withoutMentions(normalise(text), mentions).toLowerCase().replace(CHINESE_FRAMING, " ");
+  for (const segment of segmentWords(prose)) {
     if (/^\p{N}+$/u.test(segment) || ENGLISH_NUMBER_WORDS.has(segment) || stop.has(segment)) continue;
     const reduced = reduce(segment);
     if (!stop.has(reduced)) words.add(reduced);
