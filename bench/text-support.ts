@@ -36,7 +36,13 @@ const report = gateCandidate(context, candidate);
 const cold = performance.now() - first;
 const withSupport = time(() => gateCandidate(context, candidate));
 const without = time(() => gateCandidate(context, candidate, { textSupport: 0 }));
-console.log(`text support bench: ${textClaims} text claims over ${events.length} events, verdict ${report.verdict}`);
+console.log(
+  `text support bench: ${textClaims} text claims over ${events.length} events, verdict ${report.verdict}`,
+);
 console.log(`  first check (word lists built): ${cold.toFixed(0)} ms`);
-console.log(`  every check, median of 7: ${withSupport.toFixed(1)} ms with text support, ${without.toFixed(1)} ms without`);
-console.log(`  text support costs ${(withSupport / without).toFixed(2)}x the other checks (goal: 10k text claims < 200 ms: ${withSupport < 200 ? "met" : "missed"})`);
+console.log(
+  `  every check, median of 7: ${withSupport.toFixed(1)} ms with text support, ${without.toFixed(1)} ms without`,
+);
+console.log(
+  `  text support costs ${(withSupport / without).toFixed(2)}x the other checks (goal: 10k text claims < 200 ms: ${withSupport < 200 ? "met" : "missed"})`,
+);

@@ -162,8 +162,7 @@ function summaryText(claims: readonly Claim[], hasPending: boolean, hasConflicts
   const parts: string[] = [];
   if (settled.length > 0) parts.push(`Settled: ${settled.join(", ")}.`);
   if (contested.length > 0) parts.push(`Contested, not decided here: ${contested.join(", ")}.`);
-  if (claims.some((c) => c.key.startsWith("memory:")))
-    parts.push("Memory notes are kept as stated.");
+  if (claims.some((c) => c.key.startsWith("memory:"))) parts.push("Memory notes are kept as stated.");
   if (hasPending) parts.push("Open tasks remain pending.");
   if (!hasConflicts && contested.length === 0 && settled.length === 0 && !hasPending)
     parts.push("Nothing to keep yet.");
