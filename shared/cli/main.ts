@@ -3,6 +3,7 @@ import { MODELS } from "../adapters/models/models.ts";
 import { env } from "../config.ts";
 import { InputError } from "../io/event-file.ts";
 import { demoCommand } from "./demo-command.ts";
+import { EVAL_USAGE, evalCommand } from "./eval-command.ts";
 import { GATE_USAGE, gateCommand } from "./gate-command.ts";
 import type { Io } from "./output.ts";
 import { EXIT, MEMGATE_VERSION, processIo, UsageError } from "./output.ts";
@@ -28,6 +29,7 @@ Commands:
   review       SHADOW artifacts beside the current summary, with a must-preserve checklist
   approve      publish a reviewed SHADOW artifact
   recover      rebuild from the current valid inputs and roll forward through the CAS
+  eval         measure consolidation on a dataset: key-fact recall, false new facts, conflicts, tokens
   audit        re-check what recall serves against the raw layer; contain what is stale or false
   sweep        request (and on the embedded store run) every rebuild that committed state calls for
   migrate      move subjects created before selector v2 onto it (the embedded store does it on open)
@@ -71,6 +73,28 @@ const COMMANDS: Record<string, Command> = {
         io,
       ),
   },
+  eval: {
+    usage: EVAL_USAGE,
+    options: {
+      dataset: { type: "string" },
+      gold: { type: "string" },
+      sample: { type: "string" },
+      seed: { type: "string" },
+      model: { type: "string" },
+    },
+    run: (values, _positionals, io) =>
+      evalCommand(
+        {
+          dataset: values.dataset as string | undefined,
+          gold: values.gold as string | undefined,
+          sample: values.sample as string | undefined,
+          seed: values.seed as string | undefined,
+          model: values.model as string | undefined,
+          json: values.json === true,
+        },
+        io,
+      ),
+  },
   demo: {
     usage:
       "memgate demo [--home DIR] [--json]\n\nThe embedded walk-through: ingest the bundled log, consolidate, recall, revoke, fall back, rebuild.",
@@ -104,7 +128,12 @@ const FLAG_HELP: Record<string, [string, string]> = {
   port: ["PORT", "port to listen on (default 8787; 0 picks a free one)"],
   host: ["ADDRESS", "address to bind (default 127.0.0.1: loopback only)"],
   subject: ["SUBJECT", "the subject a tool call means when it names none"],
-  sample: ["N", "audit N subjects (a sample chosen by --seed)"],
+  sample: ["N", "audit or evaluate N subjects (a sample chosen by --seed)"],
+  dataset: ["FILE", "MemoryEvent JSON Lines with a subject field"],
+  gold: [
+    "FILE",
+    "gold facts, JSON Lines: subject, key, scope, value, polarity (or mention), evidence, contested",
+  ],
   seed: ["S", "the seed of the sample (the same seed, the same subjects)"],
   token: ["T", "require Authorization: Bearer T on every route but /healthz (or $MEMGATE_TOKEN)"],
   events: ["FILE", "MemoryEvent JSON Lines"],

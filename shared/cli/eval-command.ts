@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { evaluate } from "../eval/evaluate.ts";
+import { parseDataset, parseGold } from "../io/eval-files.ts";
+import { readUserText } from "../io/read-text.ts";
+import type { Io } from "./output.ts";
+import { EXIT, UsageError } from "./output.ts";
+import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";
+
+export const EVAL_USAGE = `memgate eval --dataset FILE.jsonl [--gold FILE.jsonl] [--sample N] [--seed S] [--model NAME] [--json]
+
+Rebuilds each (sampled) subject of a dataset from its raw events on a throwaway store (nothing is
+published anywhere) and measures the answer: key-fact recall (gold facts kept, or the must-preserve
+set without gold), false-new-fact rate (claims an independent checker finds unsupported by their
+cited events), conflict retention, token reduction (raw valid events vs the answer, cl100k_base)
+and stale-visible. Exit 1 when the false-new-fact rate or stale-visible is above 0.`;
+
+const count = (value: string | undefined, flag: string): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`${flag} must be a whole number, got "${value}"`);
+  return Number(value);
+};
+
+export async function evalCommand(
+  args: {
+    dataset?: string | undefined;
+    gold?: string | undefined;
+    sample?: string | undefined;
+    seed?: string | undefined;
+    model?: string | undefined;
+    json: boolean;
+  },
+  io: Io,
+): Promise<number> {
+  if (!args.dataset) throw new UsageError("--dataset FILE.jsonl is required");
+  const sample = count(args.sample, "--sample");
+  const seed = count(args.seed, "--seed");
+  if (args.model !== undefined) checkModelName(args.model);
+  const dataset = parseDataset(await readUserText(args.dataset, "dataset file"), args.dataset);
+  const gold = args.gold ? parseGold(await readUserText(args.gold, "gold file"), args.gold) : null;
+  const home = mkdtempSync(join(tmpdir(), "memgate-eval-"));
+  const stores = await openStores({ store: "embedded", home });
+  try {
+    const deps = pipelineDeps(stores, { model: args.model, progress: () => {} });
+    await deps.settings.updateSettings({ publishMode: "shadow" });
+    const report = await evaluate(deps, dataset, gold, {
+      ...(sample === undefined ? {} : { sample }),
+      ...(seed === undefined ? {} : { seed }),
+    });
+    const { perSubject, ...summary } = report;
+    const shown = (x: number | null) => (x === null ? "not measured" : x.toFixed(3));
+    io.out(
+      args.json
+        ? JSON.stringify({ ...summary, perSubject })
+        : [
+            `${report.subjects} subjects (key facts from ${report.keyFactSource}); the gate refused ${report.gateRejected} answers`,
+            `  key-fact recall      ${shown(report.keyFactRecall)}`,
+            `  false-new-fact rate  ${shown(report.falseNewFactRate)}${(report.falseNewFactRate ?? 0) > 0 ? "  BLOCKING" : ""}`,
+            `  conflict retention   ${shown(report.conflictRetention)}`,
+            `  token reduction      ${shown(report.tokenReduction)}`,
+            `  stale visible        ${report.staleVisible}${report.staleVisible > 0 ? "  BLOCKING" : ""}`,
+          ].join("\n"),
+    );
+    return (report.falseNewFactRate ?? 0) > 0 || report.staleVisible > 0 ? EXIT.rejected : EXIT.ok;
+  } finally {
+    stores.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,175 @@
+import type { Deps } from "../app/pipeline.ts";
+import { appendEvents, generate, readInputs, takeSnapshot } from "../app/pipeline.ts";
+import { gateChecklist } from "../domain/gate.ts";
+import type { ConsolidationOutput, MemoryEvent, SequencedEvent } from "../domain/schemas.ts";
+import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
+import { countTokens } from "../domain/tokens.ts";
+import { independentlySupported } from "./independent-check.ts";
+import { seededRandom } from "./mutations.ts";
+import type { GoldFact } from "./synthetic.ts";
+
+export interface EvalSubject {
+  subject: string;
+  verdict: "pass" | "reject";
+  keyFacts: number;
+  keyFactsKept: number;
+  claims: number;
+  unsupportedClaims: number;
+  conflicts: number;
+  conflictsKept: number;
+  rawTokens: number;
+  recallTokens: number;
+}
+
+export interface EvalReport {
+  subjects: number;
+  /** Gold facts (or, without gold, must-preserve items) the consolidation keeps; null when none. */
+  keyFactRecall: number | null;
+  /** Claims the independent checker finds unsupported by their cited events; null when no claim. */
+  falseNewFactRate: number | null;
+  /** Conflicts of the inputs listed as unresolved; null when the inputs hold none. */
+  conflictRetention: number | null;
+  /** 1 − recall tokens / raw valid-event tokens (cl100k_base), over all subjects. */
+  tokenReduction: number | null;
+  /** Summaries served while their inputs changed: none can be, nothing is published in an eval. */
+  staleVisible: number;
+  gateRejected: number;
+  keyFactSource: "gold" | "must-preserve";
+  perSubject: EvalSubject[];
+}
+
+const ratio = (part: number, whole: number) => (whole === 0 ? null : part / whole);
+
+/**
+ * The evaluation of a dataset on a throwaway store (`deps`, which the caller opens and discards):
+ * each sampled subject's events are appended, consolidated by the configured model and gated, but
+ * nothing is published. The answer is measured as recall would serve it if published: key facts
+ * kept (gold facts, or the must-preserve set as the gate's checklist judges it without gold),
+ * claims unsupported by their cited events (an independent checker, not the gate), conflicts kept
+ * as unresolved, and tokens saved against the raw valid events.
+ */
+export async function evaluate(
+  deps: Deps,
+  dataset: ReadonlyMap<string, readonly MemoryEvent[]>,
+  gold: readonly GoldFact[] | null,
+  options: { sample?: number; seed?: number } = {},
+): Promise<EvalReport> {
+  let subjects = [...dataset.keys()].sort();
+  if (options.sample !== undefined) {
+    const random = seededRandom(options.seed ?? 0);
+    subjects = subjects
+      .map((subject) => [random(), subject] as const)
+      .sort((a, b) => a[0] - b[0])
+      .slice(0, options.sample)
+      .map(([, subject]) => subject)
+      .sort();
+  }
+  const perSubject: EvalSubject[] = [];
+  for (const subject of subjects)
+    perSubject.push(await evaluateSubject(deps, subject, dataset.get(subject) ?? [], gold));
+  const sum = (pick: (s: EvalSubject) => number) => perSubject.reduce((total, s) => total + pick(s), 0);
+  const rawTokens = sum((s) => s.rawTokens);
+  return {
+    subjects: perSubject.length,
+    keyFactRecall: ratio(
+      sum((s) => s.keyFactsKept),
+      sum((s) => s.keyFacts),
+    ),
+    falseNewFactRate: ratio(
+      sum((s) => s.unsupportedClaims),
+      sum((s) => s.claims),
+    ),
+    conflictRetention: ratio(
+      sum((s) => s.conflictsKept),
+      sum((s) => s.conflicts),
+    ),
+    tokenReduction: rawTokens === 0 ? null : 1 - sum((s) => s.recallTokens) / rawTokens,
+    staleVisible: 0,
+    gateRejected: perSubject.filter((s) => s.verdict === "reject").length,
+    keyFactSource: gold === null ? "must-preserve" : "gold",
+    perSubject,
+  };
+}
+
+async function evaluateSubject(
+  deps: Deps,
+  subject: string,
+  events: readonly MemoryEvent[],
+  gold: readonly GoldFact[] | null,
+): Promise<EvalSubject> {
+  await appendEvents(deps, subject, events);
+  const snapshot = await takeSnapshot(deps, subject);
+  const generated = await generate(deps, snapshot);
+  if (generated.status === "dropped")
+    throw new Error(`${subject}: the snapshot was dropped during the evaluation`);
+  const raw = await deps.artifacts.readArtifact(subject, generated.artifactId);
+  const parsed = ConsolidationOutputSchema.safeParse(raw);
+  const body: ConsolidationOutput = parsed.success
+    ? parsed.data
+    : { claims: [], pending: [], unresolvedConflicts: [], coldRefs: [], summary: "" };
+  const { context } = await readInputs(deps, subject, snapshot.highWater);
+  const valid = context.selection.validInputs;
+  const byId = new Map<string, SequencedEvent>(valid.map((event) => [event.eventId, event]));
+
+  let keyFacts: number;
+  let keyFactsKept: number;
+  if (gold !== null) {
+    const facts = gold.filter((fact) => fact.subject === subject);
+    keyFacts = facts.length;
+    keyFactsKept = facts.filter((fact) => goldKept(fact, body)).length;
+  } else {
+    const { checklist } = gateChecklist(context, body);
+    keyFacts = checklist.length;
+    keyFactsKept = checklist.filter((entry) => entry.keptBy !== null).length;
+  }
+  const unsupportedClaims = body.claims.filter(
+    (claim) =>
+      !independentlySupported(
+        claim,
+        claim.derivedFrom.flatMap((id) => byId.get(id) ?? []),
+      ),
+  ).length;
+  const listed = new Set(body.unresolvedConflicts.map((c) => `${c.key}\u0000${c.scope}`));
+  const conflicts = context.selection.conflicts;
+  const { coldRefs: _cold, ...served } = body;
+  return {
+    subject,
+    verdict: generated.gate.verdict,
+    keyFacts,
+    keyFactsKept,
+    claims: body.claims.length,
+    unsupportedClaims,
+    conflicts: conflicts.length,
+    conflictsKept: conflicts.filter((c) => listed.has(`${c.key}\u0000${c.scope}`)).length,
+    rawTokens: countTokens(JSON.stringify(valid.map(({ sequence: _s, ...event }) => event))),
+    recallTokens: countTokens(JSON.stringify(served)),
+  };
+}
+
+/** A gold fact is kept when a claim states it (same key, scope, polarity, value) or holds its literal. */
+function goldKept(fact: GoldFact, body: ConsolidationOutput): boolean {
+  if (fact.mention !== undefined) {
+    const literal = fact.mention.toLowerCase();
+    return body.claims.some((claim) =>
+      [claim.text ?? "", "text" in claim.value ? claim.value.text : ""].some((text) =>
+        text.toLowerCase().includes(literal),
+      ),
+    );
+  }
+  return body.claims.some(
+    (claim) =>
+      claim.key === fact.key &&
+      (fact.scope === undefined || claim.scope === fact.scope) &&
+      (fact.polarity === undefined || claim.polarity === fact.polarity) &&
+      (fact.contested ? claim.status === "contested" : true) &&
+      JSON.stringify(normalised(claim.value)) === JSON.stringify(normalised(fact.value)),
+  );
+}
+
+function normalised(value: unknown): unknown {
+  if (value && typeof value === "object" && "quantity" in value) {
+    const q = value as { quantity: string; unit?: string };
+    return { quantity: Number(q.quantity), unit: q.unit ?? null };
+  }
+  return value;
+}

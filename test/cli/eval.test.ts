@@ -1,0 +1,65 @@
+// memgate eval on a small synthetic dataset: the numbers are known from the generator's gold.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { syntheticDataset } from "../../shared/eval/synthetic.ts";
+import { memgate } from "../support/cli.ts";
+
+const folder = mkdtempSync(join(tmpdir(), "memgate-eval-test-"));
+const { events, gold } = syntheticDataset(6, 99);
+const datasetFile = join(folder, "dataset.jsonl");
+const goldFile = join(folder, "gold.jsonl");
+writeFileSync(datasetFile, `${events.map((e) => JSON.stringify(e)).join("\n")}\n`);
+writeFileSync(goldFile, `${gold.map((g) => JSON.stringify(g)).join("\n")}\n`);
+
+/** From the gold alone: the share of facts that are not quantities (what a number-bending model keeps). */
+const nonQuantityShare =
+  gold.filter((g) => !(g.value && typeof g.value === "object" && "quantity" in g.value)).length / gold.length;
+
+describe("memgate eval", () => {
+  it("an honest consolidation keeps every gold fact, invents nothing and keeps every conflict", async () => {
+    const result = await memgate(["eval", "--dataset", datasetFile, "--gold", goldFile, "--json"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      subjects: 6,
+      keyFactSource: "gold",
+      keyFactRecall: 1,
+      falseNewFactRate: 0,
+      conflictRetention: 1,
+      staleVisible: 0,
+      gateRejected: 0,
+    });
+  });
+
+  it("a model that bends every amount loses exactly the quantity facts and is blocking", async () => {
+    const result = await memgate([
+      "eval",
+      "--dataset",
+      datasetFile,
+      "--gold",
+      goldFile,
+      "--model",
+      "number-nudge",
+      "--json",
+    ]);
+    const report = JSON.parse(result.stdout);
+    expect(result.code).toBe(1);
+    expect(report.keyFactRecall).toBeCloseTo(nonQuantityShare, 10);
+    expect(report.falseNewFactRate).toBeGreaterThan(0);
+    expect(report.gateRejected).toBe(6);
+  });
+
+  it("samples deterministically and refuses a bad dataset line naming it", async () => {
+    const sampled = JSON.parse(
+      (await memgate(["eval", "--dataset", datasetFile, "--sample", "2", "--seed", "5", "--json"])).stdout,
+    );
+    expect(sampled.subjects).toBe(2);
+    expect(sampled.keyFactSource).toBe("must-preserve");
+    const bad = join(folder, "bad.jsonl");
+    writeFileSync(bad, `${JSON.stringify({ subject: "x", eventId: "a", kind: "fact" })}\n`);
+    const refused = await memgate(["eval", "--dataset", bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/bad\.jsonl:1: text/);
+  });
+});
