@@ -2,6 +2,7 @@ import { gateCandidate } from "../domain/gate.ts";
 import { countReasons, type GateReasonCode } from "../domain/gate-report.ts";
 import { inputRoot, recomputedEventHash } from "../domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "../domain/schemas.ts";
+import { seededRandom } from "../domain/seeded-random.ts";
 import { selectorNamed } from "../domain/validity.ts";
 import type { Deps } from "./pipeline.ts";
 import { rawBeforeRecord, rawForRecord, readInputs } from "./pipeline.ts";
@@ -137,16 +138,9 @@ function staleness(manifest: Manifest, valid: readonly SequencedEvent[]): string
     : `input root ${root} recomputed from the raw layer is not the manifest's ${manifest.inputRoot}`;
 }
 
-/** A deterministic sample: a seeded shuffle (mulberry32), the first `size`. */
+/** A deterministic sample: a seeded shuffle, the first `size`. */
 function sampleOf(subjects: readonly string[], size: number, seed: number): string[] {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   const shuffled = [...subjects].sort();
   for (let i = shuffled.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));

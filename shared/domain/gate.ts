@@ -843,15 +843,15 @@ class GateCheck {
           scope: claim.scope,
         });
     });
-    this.output.pending.forEach((item, index) =>
+    this.output.pending.forEach((item, index) => {
       texts.push({
         where: `pending[${index}]`,
         text: item.text,
         derivedFrom: item.derivedFrom,
         key: null,
         scope: null,
-      }),
-    );
+      });
+    });
     for (const { where, text, derivedFrom, key, scope } of texts) {
       const sources = derivedFrom
         .filter((id) => this.context.selection.validIds.has(id))
@@ -862,11 +862,7 @@ class GateCheck {
         .filter((mention) => !sources.some((source) => holdsMention(eventHeldTokens(source), mention)))
         .map((mention) => `${mention.kind} "${mention.raw}"`);
       for (const token of identifierTokens(text))
-        if (
-          !sources.some(
-            (source) => eventHeldTokens(source).ids.has(token) || (source.text ?? "").includes(token),
-          )
-        )
+        if (!sources.some((source) => eventHeldTokens(source).ids.has(token) || writtenIn(source, token)))
           foreign.push(`id "${token}"`);
       if (foreign.length > 0)
         this.add(

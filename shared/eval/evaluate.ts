@@ -3,9 +3,9 @@ import { appendEvents, generate, readInputs, takeSnapshot } from "../app/pipelin
 import { gateChecklist } from "../domain/gate.ts";
 import type { ConsolidationOutput, MemoryEvent, SequencedEvent } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
+import { seededRandom } from "../domain/seeded-random.ts";
 import { countTokens } from "../domain/tokens.ts";
 import { independentlySupported } from "./independent-check.ts";
-import { seededRandom } from "./mutations.ts";
 import type { GoldFact } from "./synthetic.ts";
 
 export interface EvalSubject {

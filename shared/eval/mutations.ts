@@ -2,6 +2,7 @@ import { consolidate } from "../domain/consolidator.ts";
 import { buildGateContext, type GateContext, gateCandidate } from "../domain/gate.ts";
 import type { Claim, ConsolidationOutput, SequencedEvent } from "../domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent } from "../domain/schemas.ts";
+import { seededRandom } from "../domain/seeded-random.ts";
 import { selectInputs } from "../domain/selector.ts";
 
 /**
@@ -9,18 +10,6 @@ import { selectInputs } from "../domain/selector.ts";
  * and one meaning change at a time of every kind the gate claims to catch. A kind's score is the
  * share of applicable changes the gate refuses; the honest outputs must all pass.
  */
-
-/** A seeded generator (mulberry32): the same seed, the same subjects. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TEAMS = ["payments", "search", "billing", "mobile", "infra", "growth"];
 const ITEMS = ["backups", "releases", "invoices", "deploys", "reports", "tickets"];
@@ -281,7 +270,8 @@ export function mutationScore(subjects: number, seed: number): MutationScore {
     if (gateCandidate(context, honest).verdict !== "pass") score.falseRejections++;
     for (const [kind, mutate] of Object.entries(MUTATIONS)) {
       const mutated = mutate(honest, context);
-      const tally = (score.byKind[kind] ??= { applied: 0, caught: 0 });
+      const tally = score.byKind[kind] ?? { applied: 0, caught: 0 };
+      score.byKind[kind] = tally;
       if (mutated === null) continue;
       tally.applied++;
       if (gateCandidate(context, mutated).verdict === "reject") tally.caught++;

@@ -1,5 +1,6 @@
 import type { MemoryEvent } from "../domain/schemas.ts";
-import { seededRandom, syntheticLog } from "./mutations.ts";
+import { seededRandom } from "../domain/seeded-random.ts";
+import { syntheticLog } from "./mutations.ts";
 
 /**
  * A gold fact of an evaluation dataset: what a consolidation of the subject must keep. Either a

@@ -42,12 +42,11 @@ describe("memgate mcp", () => {
       "remember",
     ]);
     const remember = tools.find((t) => t.name === "remember");
-    const events = (
-      remember?.inputSchema.properties as Record<
-        string,
-        { items: { properties: Record<string, unknown>; required: string[] } }
-      >
-    ).events;
+    const properties = (remember?.inputSchema.properties ?? {}) as Record<
+      string,
+      { items: { properties: Record<string, unknown>; required: string[] } }
+    >;
+    const events = properties.events;
     expect(events?.items.required).toEqual(["eventId", "kind"]);
     expect(Object.keys(events?.items.properties ?? {})).toEqual(
       expect.arrayContaining(["eventId", "kind", "text", "assertions", "trust", "source"]),

@@ -11,6 +11,7 @@ import {
 } from "../../shared/app/pipeline.ts";
 import { inputRefs, inputRoot } from "../../shared/domain/hashing.ts";
 import type { Snapshot } from "../../shared/domain/schemas.ts";
+import { seededRandom } from "../../shared/domain/seeded-random.ts";
 import { checkEventLog, selectInputs } from "../../shared/domain/selector.ts";
 import { PublishRefusedError, StoreContentionError } from "../../shared/ports/errors.ts";
 
@@ -32,17 +33,8 @@ export interface InterleavingResult {
   violations: string[];
 }
 
-/** A small, seedable PRNG (mulberry32): a failing run is reproduced from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A failing run is reproduced from its seed. */
+const random = seededRandom;
 
 const KEYS = ["budget", "launch", "owner", "limit"];
 
