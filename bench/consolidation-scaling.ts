@@ -7,6 +7,7 @@ import { performance } from "node:perf_hooks";
 import { SqliteStore } from "../shared/adapters/embedded/sqlite-store.ts";
 import { appendEvents, run, takeSnapshot } from "../shared/app/pipeline.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
+import { record } from "./results.ts";
 
 const sizes = process.argv
   .slice(2)
@@ -97,3 +98,14 @@ const base = results[0]?.perEvent ?? 1;
 console.log(
   `per-event time relative to ${results[0]?.size}: ${results.map((r) => `${r.size}: ${(r.perEvent / base).toFixed(2)}x`).join(", ")} (goal within 0.75x-1.25x; 100k under 10 s)`,
 );
+const flatness = results.map((r) => r.perEvent / base);
+const largest = results[results.length - 1];
+record({
+  bench: "consolidation-scaling",
+  measures: `embedded consolidation per event at ${results.map((r) => r.size).join(", ")} events, relative to the smallest`,
+  figure: `${flatness.map((f) => `${f.toFixed(2)}x`).join(", ")}; ${largest?.size} events in ${(((largest?.perEvent ?? 0) * (largest?.size ?? 0)) / 1000).toFixed(1)} s`,
+  goal: "within 0.75x-1.25x; 100k under 10 s",
+  met:
+    flatness.every((f) => f >= 0.75 && f <= 1.25) &&
+    (largest?.size !== 100_000 || (largest.perEvent * largest.size) / 1000 < 10),
+});

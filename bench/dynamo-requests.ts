@@ -5,6 +5,7 @@ import { appendEvents, generate, publish, takeSnapshot } from "../shared/app/pip
 import { depsOver, factsBatch } from "../test/scenario/pipeline-scenarios.ts";
 import { openAwsStores, type RequestCounter } from "../test/support/aws-stores.ts";
 import { startLocalEngines } from "../test/support/local-engines.ts";
+import { record } from "./results.ts";
 
 const size = Number(process.argv[2] ?? 5_000);
 const engines = await startLocalEngines();
@@ -21,6 +22,7 @@ try {
   }));
   for (let i = 0; i < size; i += 1000) await appendEvents(deps, "requests", events.slice(i, i + 1000));
 
+  const counts: Record<string, Map<string, number>> = {};
   const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
     counter.count = 0;
     counter.operations = [];
@@ -28,6 +30,7 @@ try {
     const byOperation = new Map<string, number>();
     for (const operation of counter.operations)
       byOperation.set(operation, (byOperation.get(operation) ?? 0) + 1);
+    counts[name] = byOperation;
     console.log(
       `  ${name.padEnd(9)} ${String(counter.count).padStart(4)} requests: ${[...byOperation].map(([op, n]) => `${op.replace("Command", "")} ${n}`).join(", ")}`,
     );
@@ -41,6 +44,14 @@ try {
   if (generated.status !== "CANDIDATE") throw new Error(`generation ended ${generated.status}`);
   await phase("publish", () => publish(deps, generated.artifactId));
   console.log("  (goal: snapshot 1, selection ceil(n/page) Query pages, the switch 1 TransactWriteItems)");
+  const total = (name: string) => [...(counts[name]?.values() ?? [])].reduce((a, b) => a + b, 0);
+  record({
+    bench: "dynamo-requests",
+    measures: `DynamoDB requests per phase of one consolidation of ${size} events on DynamoDB Local`,
+    figure: `snapshot ${total("snapshot")}, generate ${total("generate")}, publish ${total("publish")} (${counts.publish?.get("TransactWriteItemsCommand") ?? 0} TransactWriteItems)`,
+    goal: "snapshot 1, the switch 1 TransactWriteItems",
+    met: total("snapshot") === 1 && counts.publish?.get("TransactWriteItemsCommand") === 1,
+  });
 } finally {
   engines.stop();
 }

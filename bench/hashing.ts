@@ -5,6 +5,7 @@ import { performance } from "node:perf_hooks";
 import { eventHash } from "../shared/domain/hashing.ts";
 import type { MemoryEvent } from "../shared/domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "../shared/domain/schemas.ts";
+import { record } from "./results.ts";
 import { median } from "./stats.ts";
 
 const count = Number(process.argv[2] ?? 10_000);
@@ -50,3 +51,10 @@ console.log(`hashing bench: ${count} events`);
 console.log(`  RFC 8785 canonicalize + SHA-256 (median): ${canonical.toFixed(2)} ms`);
 console.log(`  JSON.stringify + SHA-256 (median):        ${stringify.toFixed(2)} ms`);
 console.log(`  ratio canonical/stringify: ${(canonical / stringify).toFixed(2)}x (goal <= 2x)`);
+record({
+  bench: "hashing",
+  measures: "RFC 8785 canonical JSON + SHA-256 vs JSON.stringify + SHA-256 over the same events",
+  figure: `${(canonical / stringify).toFixed(2)}x`,
+  goal: "<= 2x",
+  met: canonical / stringify <= 2,
+});

@@ -14,6 +14,7 @@ import type { AliasPort, ArtifactStore, EventLog } from "../shared/ports/store.t
 import { candidateRecord } from "../test/contract/store-contract.ts";
 import { openAwsStores } from "../test/support/aws-stores.ts";
 import { startLocalEngines } from "../test/support/local-engines.ts";
+import { record } from "./results.ts";
 import { median } from "./stats.ts";
 
 const total = Number(process.argv[2] ?? 10_000);
@@ -86,6 +87,13 @@ async function measure(
   console.log(
     `${name}: ${total} events in batches of ${BATCH}: ${(batched * 1000).toFixed(0)} µs/event; one per call (${singles} events): ${(single * 1000).toFixed(0)} µs/event`,
   );
+  record({
+    bench: `ingest-${name}`,
+    measures: `append cost per event on ${name}: one event per call vs batches of ${BATCH}; publish latency`,
+    figure: `${(single / batched).toFixed(1)}x (${(batched * 1000).toFixed(0)} vs ${(single * 1000).toFixed(0)} µs/event), publish ${publish.toFixed(2)} ms`,
+    goal: ">= 10x",
+    met: single / batched >= 10,
+  });
   console.log(
     `  ratio one-per-call / batched: ${(single / batched).toFixed(1)}x (goal >= 10x); publish median: ${publish.toFixed(2)} ms`,
   );

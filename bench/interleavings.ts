@@ -11,6 +11,7 @@ import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
 import { openAwsStores } from "../test/support/aws-stores.ts";
 import { runInterleaving } from "../test/support/interleavings.ts";
 import { startLocalEngines } from "../test/support/local-engines.ts";
+import { record } from "./results.ts";
 
 const embeddedRuns = Number(process.argv[2] ?? 10_000);
 const awsRuns = Number(process.argv[3] ?? 0);
@@ -28,6 +29,13 @@ async function campaign(name: string, runs: number, makeDeps: () => Deps): Promi
     for (const violation of result.violations) console.log(`  seed ${seed}: ${violation}`);
     if (seed % 1000 === 0) console.log(`  ${name}: ${seed}/${runs} runs, ${violations} violations so far`);
   }
+  record({
+    bench: `interleavings-${name}`,
+    measures: `${runs} randomized interleavings of appends, revocations, publishes and recalls on the ${name} store`,
+    figure: `${violations} violations (${publishes} publishes, ${served} summaries served)`,
+    goal: "0 violations",
+    met: violations === 0,
+  });
   console.log(
     `${name}: ${runs} interleavings in ${((performance.now() - start) / 1000).toFixed(0)} s: ${publishes} publishes won, ${served} summaries served, ${violations} violations (goal 0)`,
   );

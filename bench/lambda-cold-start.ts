@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error: a plain ES module script without types
 import { buildLambdas } from "../scripts/bundle-lambdas.mjs";
+import { record } from "./results.ts";
 
 const ENV = {
   PATH: process.env.PATH,
@@ -41,12 +42,22 @@ const bare = median(Array.from({ length: 5 }, () => importMs(null)));
 console.log(
   `lambda cold start (process start + bundle import, median of 5; bare node ${bare.toFixed(0)} ms)`,
 );
+const cold: string[] = [];
 for (const [name, { outfile }] of Object.entries(built)) {
   const folder = mkdtempSync(join(tmpdir(), `memgate-${name}-`));
   const entry = join(folder, "index.mjs");
   copyFileSync(outfile, entry);
   const total = median(Array.from({ length: 5 }, () => importMs(entry)));
+  cold.push(`${name} ${total.toFixed(0)}`);
   console.log(
     `  ${name.padEnd(7)} ${total.toFixed(0)} ms total, ${(total - bare).toFixed(0)} ms for the bundle (${(total / bare).toFixed(2)}x bare node)`,
   );
 }
+record({
+  bench: "lambda-cold-start",
+  measures:
+    "each Lambda bundle imported by a fresh Node process from an empty folder (process start included, median of 5)",
+  figure: `${cold.join(", ")} ms (bare node ${bare.toFixed(0)} ms)`,
+  goal: "none (reported)",
+  met: null,
+});

@@ -1,6 +1,7 @@
 // The gate's mutation score over a large synthetic sample: caught/total per kind of meaning change
 // and false rejections of the untouched honest outputs. Goal: 100 % caught, 0 false rejections.
 import { mutationScore } from "../shared/eval/mutations.ts";
+import { record } from "./results.ts";
 
 const SUBJECTS = Number(process.env.MUTATION_SUBJECTS ?? 1000);
 const started = performance.now();
@@ -18,3 +19,10 @@ console.log(
   `  total ${caught}/${applied} (${((100 * caught) / Math.max(1, applied)).toFixed(2)} %), false rejections ${score.falseRejections}/${SUBJECTS} (goal: 100 %, 0)`,
 );
 process.exitCode = caught === applied && score.falseRejections === 0 ? 0 : 1;
+record({
+  bench: "mutation-score",
+  measures: `22 kinds of meaning change on ${SUBJECTS} synthetic subjects; false rejections of the honest answers`,
+  figure: `${caught}/${applied} caught, ${score.falseRejections} false rejections`,
+  goal: "100 %, 0",
+  met: caught === applied && score.falseRejections === 0,
+});

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { memgate } from "../test/support/cli.ts";
 import { startServe } from "../test/support/serve-process.ts";
+import { record } from "./results.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-review-bench-"));
 const events = Array.from({ length: 200 }, (_, i) => ({
@@ -53,3 +54,10 @@ console.log(`review page: ${sizes.map(([path, bytes]) => `${path} ${bytes} B`).j
 console.log(
   `  subjects listed ${median(bare).toFixed(0)} ms, a 200-event subject's shadow review on screen ${median(reviewed).toFixed(0)} ms (median of 5; ${(median(reviewed) / median(bare)).toFixed(1)}x the listing)`,
 );
+record({
+  bench: "review-page",
+  measures: "review page weight and time to a 200-event subject's shadow review in Chromium (median of 5)",
+  figure: `${sizes.map(([path, bytes]) => `${path} ${bytes} B`).join(", ")}; ${median(reviewed).toFixed(0)} ms`,
+  goal: "none (reported)",
+  met: null,
+});

@@ -1,16 +1,55 @@
-// Runs every benchmark in its own process (so one's JIT and heap never colour another's numbers).
+// Runs every benchmark in its own process (so one's JIT and heap never colour another's numbers),
+// then writes the one table of their figures beside their goals: bench/results.md and
+// bench/results.json, naming the machine they ran on.
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import type { BenchRow } from "./results.ts";
 
 const here = import.meta.dirname;
+const only = process.argv.slice(2);
 const benches = readdirSync(here).filter(
-  (name) => name.endsWith(".ts") && !["run-all.ts", "stats.ts"].includes(name),
+  (name) =>
+    name.endsWith(".ts") &&
+    !["run-all.ts", "stats.ts", "results.ts"].includes(name) &&
+    (only.length === 0 || only.includes(name.replace(/\.ts$/, ""))),
 );
+const rows: BenchRow[] = [];
 let failed = 0;
 for (const bench of benches) {
-  const result = spawnSync(process.execPath, ["--import", "tsx", join(here, bench)], { stdio: "inherit" });
+  const result = spawnSync(process.execPath, ["--import", "tsx", join(here, bench)], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  for (const line of result.stdout.split("\n")) {
+    if (line.startsWith("RESULT ")) rows.push(JSON.parse(line.slice(7)) as BenchRow);
+    else if (line !== "") console.log(line);
+  }
   if (result.status !== 0) failed++;
 }
-console.log(`${benches.length - failed} of ${benches.length} benchmarks ran`);
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const ranAt = new Date().toISOString();
+writeFileSync(join(here, "results.json"), `${JSON.stringify({ machine, ranAt, rows }, null, 2)}\n`);
+const cell = (text: string) => text.replaceAll("|", "\\|");
+writeFileSync(
+  join(here, "results.md"),
+  [
+    "# Benchmark results",
+    "",
+    `Machine: ${machine}. Run: ${ranAt} (\`npm run bench\`; one run, ratios measured within it).`,
+    "",
+    "| bench | measures | figure | goal | met |",
+    "|---|---|---|---|---|",
+    ...rows.map(
+      (row) =>
+        `| ${row.bench} | ${cell(row.measures)} | ${cell(row.figure)} | ${cell(row.goal)} | ${row.met === null ? "—" : row.met ? "yes" : "NO"} |`,
+    ),
+    "",
+  ].join("\n"),
+);
+console.log(
+  `${benches.length - failed} of ${benches.length} benchmarks ran; ${rows.length} rows in bench/results.md`,
+);
 process.exitCode = failed === 0 ? 0 : 1;

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { SqliteStore } from "../shared/adapters/embedded/sqlite-store.ts";
 import { startServe } from "../test/support/serve-process.ts";
+import { record } from "./results.ts";
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 20);
@@ -105,3 +106,10 @@ if (refusedLines.length > 0)
 const ok = result.errors === 0 && result.non2xx === 0 && lost.length === 0 && duplicated === 0;
 console.log(ok ? "serve load: ok" : "serve load: FAILED");
 process.exitCode = ok ? 0 : 1;
+record({
+  bench: "serve-load",
+  measures: `memgate serve, ${CONNECTIONS} connections for ${SECONDS} s, appends and recalls; every acknowledged event stored once`,
+  figure: `${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${result.errors + result.non2xx} failed, ${lost.length} lost`,
+  goal: "0 errors, 0 lost",
+  met: ok,
+});
