@@ -2,7 +2,7 @@
 // then writes the one table of their figures beside their goals: bench/results.md and
 // bench/results.json, naming the machine they ran on.
 import { spawnSync } from "node:child_process";
-import { readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { BenchRow } from "./results.ts";
@@ -28,6 +28,13 @@ for (const bench of benches) {
     else if (line !== "") console.log(line);
   }
   if (result.status !== 0) failed++;
+}
+// A partial run (named benchmarks) updates their rows and keeps the others of the last full run.
+if (only.length > 0 && existsSync(join(here, "results.json"))) {
+  const previous = JSON.parse(readFileSync(join(here, "results.json"), "utf8")) as { rows: BenchRow[] };
+  const fresh = new Set(rows.map((row) => row.bench));
+  rows.unshift(...previous.rows.filter((row) => !fresh.has(row.bench)));
+  rows.sort((a, b) => a.bench.localeCompare(b.bench));
 }
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const ranAt = new Date().toISOString();

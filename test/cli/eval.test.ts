@@ -62,4 +62,13 @@ describe("memgate eval", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/bad\.jsonl:1: text/);
   });
+
+  it("reads the converted MemoryBank chats (no gold): must-preserve recall and token reduction", async () => {
+    const dataset = join(import.meta.dirname, "../../examples/eval/memorybank.jsonl");
+    const result = await memgate(["eval", "--dataset", dataset, "--sample", "3", "--seed", "1", "--json"]);
+    const report = JSON.parse(result.stdout);
+    expect(result.code).toBe(0);
+    expect(report).toMatchObject({ subjects: 3, keyFactSource: "must-preserve", falseNewFactRate: 0 });
+    expect(report.tokenReduction).toBeGreaterThan(0);
+  });
 });
