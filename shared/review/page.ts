@@ -351,7 +351,8 @@ function reviewApp(): void {
           return el("li", {}, item);
         }),
       );
-      say("");
+      // Only its own error is cleared: an approve's or reject's outcome stays on screen.
+      if (status.textContent?.startsWith("Cannot list subjects")) say("");
     } catch (error) {
       list.replaceChildren();
       say(`Cannot list subjects: ${(error as Error).message}`, true);
