@@ -4,7 +4,7 @@ import {
   compactReport,
   type GateContext,
   type GateReport,
-  gateCandidateText,
+  judgeCandidateText,
 } from "../domain/gate.ts";
 import { inputRefs, inputRoot } from "../domain/hashing.ts";
 import { rebuildReason } from "../domain/rebuild.ts";
@@ -357,7 +357,12 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
   );
 
   const answer = await askModel(deps, snapshot, context);
-  const report = gateCandidateText(context, answer, deps.budget === undefined ? {} : { budget: deps.budget });
+  const judged = judgeCandidateText(
+    context,
+    answer,
+    deps.budget === undefined ? {} : { budget: deps.budget },
+  );
+  const report = judged.report;
   const manifest: Manifest = {
     artifactId,
     subject: snapshot.subject,
@@ -377,7 +382,9 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
   const body = artifactBody(answer);
   // A passing candidate gets its recall index (budget order, cold search) written beside it.
   const recallIndex =
-    report.verdict === "pass" ? buildRecallIndex(context, ConsolidationOutputSchema.parse(body)) : undefined;
+    report.verdict === "pass" && judged.output && judged.checklist
+      ? buildRecallIndex(context, judged.output, judged.checklist())
+      : undefined;
   await deps.artifacts.writeArtifact(snapshot.subject, artifactId, body, manifest, report, recallIndex);
   deps.failpoints.hit("after-artifact-write");
   const status = report.verdict === "pass" ? "CANDIDATE" : "REJECTED";

@@ -1,7 +1,6 @@
 import MiniSearch from "minisearch";
 import { z } from "zod";
-import type { GateContext } from "../domain/gate.ts";
-import { gateChecklist } from "../domain/gate.ts";
+import type { ChecklistEntry, GateContext } from "../domain/gate.ts";
 import type { ConsolidationOutput, MemoryEvent } from "../domain/schemas.ts";
 
 /**
@@ -25,9 +24,15 @@ const SEARCH_OPTIONS = {
   searchOptions: { prefix: true, fuzzy: 0.2, combineWith: "AND" as const },
 };
 
-/** Builds the index of a gate-passed candidate from the same context the gate judged it in. */
-export function buildRecallIndex(context: GateContext, body: ConsolidationOutput): RecallIndex {
-  const { checklist } = gateChecklist(context, body);
+/**
+ * Builds the index of a gate-passed candidate from the context and the checklist of the very check
+ * that passed it (the gate is not run again).
+ */
+export function buildRecallIndex(
+  context: GateContext,
+  body: ConsolidationOutput,
+  checklist: readonly ChecklistEntry[],
+): RecallIndex {
   const mustPreserveClaims = new Set<number>();
   for (const { keptBy } of checklist) {
     const match = keptBy === null ? null : /^claims\[(\d+)\]/.exec(keptBy);

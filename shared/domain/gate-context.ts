@@ -67,9 +67,7 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
   const mustPreserveById = new Map(mustPreserve.map((item) => [item.itemId, item]));
   for (const event of selection.validInputs) {
     eventsById.set(event.eventId, event);
-    const own = eventHeldTokens(event);
-    for (const set of ["unitNumbers", "numbers", "dates", "ids"] as const)
-      for (const token of own[set]) held[set].add(token);
+    holdEventTokens(held, event);
     const entries = (event.assertions ?? []).map((assertion, index): AssertionEntry => {
       const valueKey = canonicalValue(assertion.value);
       const holders = holdersByKeyScope.upsert(assertion.key, assertion.scope, () => new Map());
@@ -121,8 +119,19 @@ const heldByEvent = new WeakMap<SequencedEvent, HeldTokens>();
  */
 export function eventHeldTokens(event: SequencedEvent): HeldTokens {
   let held = heldByEvent.get(event);
-  if (held) return held;
-  held = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  if (!held) {
+    held = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+    holdEventTokens(held, event);
+    heldByEvent.set(event, held);
+  }
+  return held;
+}
+
+/**
+ * Adds what one event holds to `held`: the context's global set is filled this way directly (no
+ * per-event sets on the way), the per-event sets of text support lazily, only for cited events.
+ */
+function holdEventTokens(held: HeldTokens, event: SequencedEvent): void {
   held.ids.add(event.eventId);
   if (event.source !== undefined) {
     held.ids.add(event.source);
@@ -138,8 +147,6 @@ export function eventHeldTokens(event: SequencedEvent): HeldTokens {
     holdMentions(held, extractMentions(assertion.key).mentions);
     holdMentions(held, extractMentions(assertion.scope).mentions);
   }
-  heldByEvent.set(event, held);
-  return held;
 }
 
 /** Whether a mention is among the held tokens. */

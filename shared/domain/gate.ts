@@ -65,25 +65,51 @@ export const DEFAULT_TEXT_SUPPORT = 0.8;
 /** Summary sentences below this support are reported as `low-support` warnings. */
 export const LOW_SUPPORT_WARNING = 0.5;
 
+/** A verdict with what the gate read: the parsed candidate and, from the same check, its checklist. */
+export interface Judgement {
+  report: GateReport;
+  /** The candidate as the schema parsed it; null when it is not valid JSON or not of the schema. */
+  output: ConsolidationOutput | null;
+  /** What keeps each must-preserve item, from the same check (null when it never reached the checks). */
+  checklist: (() => ChecklistEntry[]) | null;
+}
+
 /** Runs the gate on a candidate given as the model's raw text (it may be truncated or not JSON). */
 export function gateCandidateText(
   context: GateContext,
   candidateText: string,
   options: GateOptions = {},
 ): GateReport {
+  return judgeCandidateText(context, candidateText, options).report;
+}
+
+/** gateCandidateText, keeping the parsed candidate and its checklist for the caller (one check). */
+export function judgeCandidateText(
+  context: GateContext,
+  candidateText: string,
+  options: GateOptions = {},
+): Judgement {
   const parsed = parseStrictJson(candidateText);
   if (!parsed.ok)
-    return report(
-      context,
-      [reason("schema-invalid", null, null, null, `candidate is ${parsed.problem}`)],
-      null,
-      options,
-    );
-  return gateCandidate(context, parsed.value, options);
+    return {
+      report: report(
+        context,
+        [reason("schema-invalid", null, null, null, `candidate is ${parsed.problem}`)],
+        null,
+        options,
+      ),
+      output: null,
+      checklist: null,
+    };
+  return judgeCandidate(context, parsed.value, options);
 }
 
 /** Runs the gate on a candidate already parsed from JSON (not yet checked against the schema). */
 export function gateCandidate(context: GateContext, raw: unknown, options: GateOptions = {}): GateReport {
+  return judgeCandidate(context, raw, options).report;
+}
+
+function judgeCandidate(context: GateContext, raw: unknown, options: GateOptions): Judgement {
   const parsed = ConsolidationOutputSchema.safeParse(raw);
   if (!parsed.success) {
     const reasons = parsed.error.issues.map((issue) =>
@@ -95,7 +121,7 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
         `${issue.path.length > 0 ? issue.path.join(".") : "candidate"}: ${issue.message}`,
       ),
     );
-    return report(context, reasons, null, options);
+    return { report: report(context, reasons, null, options), output: null, checklist: null };
   }
   const check = new GateCheck(context, parsed.data, options);
   const reasons = check.run();
@@ -113,7 +139,11 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
         ),
       );
   }
-  return report(context, reasons, parsed.data, options, tokens, check.warnings);
+  return {
+    report: report(context, reasons, parsed.data, options, tokens, check.warnings),
+    output: parsed.data,
+    checklist: () => check.checklist(),
+  };
 }
 
 /** Every reason a schema-valid output fails the gate for (empty when it keeps everything). */

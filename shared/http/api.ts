@@ -5,16 +5,9 @@ import { bodyLimit } from "hono/body-limit";
 import { lineageDot, lineageProv } from "../app/lineage.ts";
 import { approve, explainClaims, reject, review, subjectStatuses } from "../app/operations.ts";
 import type { Deps } from "../app/pipeline.ts";
-import {
-  appendEvents,
-  changeTrustPolicy,
-  recall,
-  revokeEvents,
-  subjectOfArtifact,
-  takeSnapshot,
-} from "../app/pipeline.ts";
+import { appendEvents, changeTrustPolicy, recall, revokeEvents, subjectOfArtifact } from "../app/pipeline.ts";
 import { parseRecallOptions } from "../app/recall-options.ts";
-import { MemoryEvent, Subject, TrustPolicy } from "../domain/schemas.ts";
+import { MemoryEvent, type Snapshot, Subject, TrustPolicy } from "../domain/schemas.ts";
 import { shownStatus } from "../ports/store.ts";
 import { REVIEW_HEADERS, REVIEW_HTML, REVIEW_SCRIPT, REVIEW_STYLE } from "../review/page.ts";
 import {
@@ -47,7 +40,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     defaultHook: (result) => {
       if (!result.success) {
         const issue = result.error.issues[0];
-        const field = issue?.path.join(".") || "request";
+        const field = fieldPath(issue?.path ?? []) || "request";
         throw invalid(field, issue?.message ?? "invalid");
       }
     },
@@ -174,7 +167,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
       const outcome = await revokeEvents(deps, subject, body.eventIds, body.reason);
       return c.json(
         {
-          ...(await clockOf(subject)),
+          ...clockView(await deps.events.snapshot(subject)),
           staled: outcome.staled,
           rebuildRequested: outcome.rebuildRequested,
         },
@@ -193,8 +186,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     },
     async (c) => {
       const subject = subjectParam(c);
-      await mustExist(subject);
-      return c.json(await clockOf(subject), 200);
+      return c.json(clockView(await mustExist(subject)), 200);
     },
   );
 
@@ -221,8 +213,9 @@ export function createApi(options: ApiOptions): OpenAPIHono {
         const issue = parsed.error.issues[0];
         throw invalid(issue?.path.join(".") || "query", issue?.message ?? "invalid");
       }
-      await mustExist(subject);
+      // Recall reads the clock itself: a subject with no events is found unknown from its answer.
       const answer = await recall(deps, subject, parsed.data);
+      if (answer.highWater === 0) throw unknownSubject(subject);
       options.recallServed?.(answer.mode);
       return c.json(answer, 200);
     },
@@ -238,8 +231,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     },
     async (c) => {
       const subject = subjectParam(c);
-      await mustExist(subject);
-      const snapshot = await takeSnapshot(deps, subject);
+      const snapshot = await mustExist(subject);
       await deps.queue.send(snapshot);
       return c.json({ snapshot }, 202);
     },
@@ -493,15 +485,14 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     },
   });
 
-  /** 404 for a subject with no events: nothing to read. */
-  async function mustExist(subject: string): Promise<void> {
+  /** The subject's clock and alias in one read; 404 for a subject with no events: nothing to read. */
+  async function mustExist(subject: string): Promise<Snapshot> {
     const snapshot = await deps.events.snapshot(subject);
-    if (snapshot.highWater === 0 && snapshot.expectedAlias === null)
-      throw new HttpProblemError(404, "not-found", `subject: no events for "${subject}"`, "subject");
+    if (snapshot.highWater === 0 && snapshot.expectedAlias === null) throw unknownSubject(subject);
+    return snapshot;
   }
 
-  async function clockOf(subject: string) {
-    const snapshot = await deps.events.snapshot(subject);
+  function clockView(snapshot: Snapshot) {
     const alias = snapshot.expectedAlias;
     return {
       highWater: snapshot.highWater,
@@ -541,6 +532,10 @@ export function createApi(options: ApiOptions): OpenAPIHono {
 }
 
 /** The subject path segment under the contract's rule (1–128 characters after NFC, no controls). */
+function unknownSubject(subject: string): HttpProblemError {
+  return new HttpProblemError(404, "not-found", `subject: no events for "${subject}"`, "subject");
+}
+
 function subjectParam(c: Context): string {
   const parsed = Subject.safeParse(c.req.param("subject"));
   if (!parsed.success) throw invalid("subject", parsed.error.issues[0]?.message ?? "invalid subject");
