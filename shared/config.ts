@@ -13,6 +13,17 @@ const Environment = z.object({
   MEMGATE_GENERATION_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** The bearer token `memgate serve` requires when --token is not given. */
   MEMGATE_TOKEN: z.string().min(1).optional(),
+  /** A model's context window in tokens: prompts and segments are sized to fit it. */
+  MEMGATE_CONTEXT_TOKENS: z.coerce.number().int().min(1024).optional(),
+  /** The most tokens a model may write in one answer. */
+  MEMGATE_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).optional(),
+  /** Attempts per generation, the first included, when the gate refuses a language model's answer. */
+  MEMGATE_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).optional(),
+  /** A language model (openai:MODEL, bedrock:MODEL_ID, replay:DIR) asked about texts the gate cannot decide. */
+  MEMGATE_JUDGE: z.string().min(1).optional(),
+  /** OpenAI-compatible endpoint and key, read as the official SDK reads them. */
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
   /** "1" prints the stack of an unexpected error. */
   MEMGATE_DEBUG: z.string().optional(),
 });

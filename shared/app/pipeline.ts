@@ -5,11 +5,13 @@ import {
   type GateContext,
   type GateReport,
   judgeCandidateText,
+  type RefusedAttempts,
 } from "../domain/gate.ts";
 import { inputRefs, inputRoot } from "../domain/hashing.ts";
 import { rebuildReason } from "../domain/rebuild.ts";
 import type {
   ConsolidationOutput,
+  GenerationRecord,
   Manifest,
   MemoryEvent,
   SequencedEvent,
@@ -51,7 +53,16 @@ import type {
 } from "../ports/store.ts";
 import { shownStatus } from "../ports/store.ts";
 import type { Failpoints } from "./failpoints.ts";
-import { GenerationFailedError, type ModelPort, type Prompt } from "./model.ts";
+import {
+  type Generation,
+  GenerationFailedError,
+  type ModelCallRecord,
+  type ModelPort,
+  type ModelRequest,
+  type Prompt,
+  type RepairRequest,
+  type SegmentCache,
+} from "./model.ts";
 import { buildRecallIndex, RecallIndex, searchCold } from "./recall-index.ts";
 
 /**
@@ -73,6 +84,8 @@ export interface Deps {
   generationTimeoutMs: number;
   /** Token budget for summaries; none when absent. */
   budget?: number;
+  /** Attempts per generation, the first included, when a model that can repair is refused (default 2). */
+  repairAttempts?: number;
   /** The selector new artifacts are built with (forward recovery may pick v1); default the current one. */
   selectorVersion?: SelectorVersion;
   progress: (line: string) => void;
@@ -92,6 +105,7 @@ export type GenerateDeps = Pick<
   | "failpoints"
   | "generationTimeoutMs"
   | "budget"
+  | "repairAttempts"
   | "selectorVersion"
   | "progress"
 >;
@@ -306,6 +320,8 @@ export async function takeSnapshot(
 
 // ---------------------------------------------------------------- generate
 
+export const DEFAULT_REPAIR_ATTEMPTS = 2;
+
 export type GenerateOutcome =
   | { status: "dropped"; reason: string }
   | { status: "CANDIDATE" | "REJECTED"; artifactId: string; manifest: Manifest; gate: GateReport };
@@ -356,12 +372,8 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     `${refs.length} valid inputs, ${context.mustPreserve.length} must-preserve items; asking ${deps.model.name}`,
   );
 
-  const answer = await askModel(deps, snapshot, context);
-  const judged = judgeCandidateText(
-    context,
-    answer,
-    deps.budget === undefined ? {} : { budget: deps.budget },
-  );
+  const { generation, judged, attempts, calls } = await generateWithRepair(deps, snapshot, context);
+  const answer = generation.answer;
   const report = judged.report;
   const manifest: Manifest = {
     artifactId,
@@ -373,11 +385,14 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     inputs: refs,
     inputRoot: inputRoot(refs),
     selectorVersion: context.selection.selectorVersion,
-    promptVersion: deps.prompt.version,
-    promptHash: deps.prompt.hash,
+    promptVersion: generation.templates?.map((t) => t.version).join("+") ?? deps.prompt.version,
+    promptHash: generation.templates?.map((t) => t.hash).join("+") ?? deps.prompt.hash,
     modelSnapshot: deps.model.name,
     policy: context.selection.policy,
     createdAt: deps.now().toISOString(),
+    ...(deps.model.rendererVersion === undefined
+      ? {}
+      : { generation: generationRecord(deps.model.rendererVersion, generation, attempts.length + 1, calls) }),
   };
   const body = artifactBody(answer);
   // A passing candidate gets its recall index (budget order, cold search) written beside it.
@@ -385,7 +400,13 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     report.verdict === "pass" && judged.output && judged.checklist
       ? buildRecallIndex(context, judged.output, judged.checklist())
       : undefined;
-  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, body, manifest, report, recallIndex);
+  await deps.artifacts.writeArtifact(snapshot.subject, artifactId, {
+    body,
+    manifest,
+    report,
+    ...(recallIndex === undefined ? {} : { recallIndex }),
+    attempts,
+  });
   deps.failpoints.hit("after-artifact-write");
   const status = report.verdict === "pass" ? "CANDIDATE" : "REJECTED";
   const record: ArtifactRecord = {
@@ -415,7 +436,77 @@ function artifactBody(answer: string): unknown {
   }
 }
 
-async function askModel(deps: GenerateDeps, snapshot: Snapshot, context: GateContext): Promise<string> {
+/**
+ * Asks the model, gates its answer and, while the gate refuses and the model can repair, asks
+ * again with the gate's reasons (at most `repairAttempts` attempts in all). The refused attempts
+ * are returned for the artifact's audit trail.
+ */
+async function generateWithRepair(
+  deps: GenerateDeps,
+  snapshot: Snapshot,
+  context: GateContext,
+): Promise<{
+  generation: Generation;
+  judged: ReturnType<typeof judgeCandidateText>;
+  attempts: RefusedAttempts;
+  calls: ModelCallRecord[];
+}> {
+  const maxAttempts = deps.model.repairs ? (deps.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS) : 1;
+  const segments: SegmentCache = {
+    read: (key) => deps.artifacts.readSegment(snapshot.subject, key),
+    write: (key, answer) => deps.artifacts.writeSegment(snapshot.subject, key, answer),
+  };
+  const attempts: RefusedAttempts = [];
+  const calls: ModelCallRecord[] = [];
+  let repair: RepairRequest | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const generation = await askModel(deps, {
+      snapshot,
+      context,
+      prompt: deps.prompt,
+      segments,
+      ...(deps.budget === undefined ? {} : { budget: deps.budget }),
+      ...(repair ? { repair } : {}),
+    });
+    calls.push(...generation.calls);
+    const judged = judgeCandidateText(
+      context,
+      generation.answer,
+      deps.budget === undefined ? {} : { budget: deps.budget },
+    );
+    if (judged.report.verdict === "pass" || attempt >= maxAttempts)
+      return { generation, judged, attempts, calls };
+    attempts.push({ answer: artifactBody(generation.answer), report: judged.report });
+    deps.progress(
+      `attempt ${attempt} refused (${judged.report.reasons.length} gate reasons); asking ${deps.model.name} to repair`,
+    );
+    repair = { attempt: attempt + 1, previous: generation.answer, reasons: judged.report.reasons };
+  }
+}
+
+function generationRecord(
+  rendererVersion: string,
+  generation: Generation,
+  attempts: number,
+  calls: readonly ModelCallRecord[],
+): GenerationRecord {
+  const segmentCalls = calls.filter((call) => call.kind === "segment" && call.attempt === 1);
+  return {
+    rendererVersion,
+    ...(generation.templates ? { templates: generation.templates } : {}),
+    attempts,
+    calls: [...calls],
+    inputTokens: calls.reduce((sum, call) => sum + call.inputTokens, 0),
+    outputTokens: calls.reduce((sum, call) => sum + call.outputTokens, 0),
+    ...(segmentCalls.length > 0
+      ? {
+          segments: { total: segmentCalls.length, reused: segmentCalls.filter((call) => call.reused).length },
+        }
+      : {}),
+  };
+}
+
+async function askModel(deps: GenerateDeps, request: ModelRequest): Promise<Generation> {
   const controller = new AbortController();
   const timer = setTimeout(
     () =>
@@ -425,12 +516,6 @@ async function askModel(deps: GenerateDeps, snapshot: Snapshot, context: GateCon
     deps.generationTimeoutMs,
   );
   try {
-    const request = {
-      snapshot,
-      context,
-      prompt: deps.prompt,
-      ...(deps.budget === undefined ? {} : { budget: deps.budget }),
-    };
     // The deadline wins even over a model that ignores the abort signal.
     const deadline = new Promise<never>((_resolve, reject) =>
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),

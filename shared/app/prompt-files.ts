@@ -1,4 +1,8 @@
 import consolidateV1 from "../../prompts/consolidate-v1.md";
+import consolidateV2 from "../../prompts/consolidate-v2.md";
+import judgeV1 from "../../prompts/judge-v1.md";
+import segmentV1 from "../../prompts/segment-v1.md";
+import summaryV1 from "../../prompts/summary-v1.md";
 
 /**
  * The versioned prompt files (`prompts/<version>.md`) by version, imported as text: esbuild's text
@@ -9,4 +13,8 @@ import consolidateV1 from "../../prompts/consolidate-v1.md";
  */
 export const PROMPT_FILES: Readonly<Record<string, string>> = {
   "consolidate-v1": consolidateV1,
+  "consolidate-v2": consolidateV2,
+  "segment-v1": segmentV1,
+  "summary-v1": summaryV1,
+  "judge-v1": judgeV1,
 };

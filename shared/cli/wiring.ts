@@ -83,6 +83,7 @@ export function pipelineDeps(stores: Stores, options: PipelineOptions): Deps {
     failpoints: parseFailpoints(env.MEMGATE_FAILPOINTS),
     generationTimeoutMs: options.timeoutMs ?? env.MEMGATE_GENERATION_TIMEOUT_MS ?? 30_000,
     ...(options.budget === undefined ? {} : { budget: options.budget }),
+    ...(env.MEMGATE_REPAIR_ATTEMPTS === undefined ? {} : { repairAttempts: env.MEMGATE_REPAIR_ATTEMPTS }),
     progress: options.progress,
   };
 }

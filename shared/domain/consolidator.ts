@@ -27,6 +27,8 @@ interface ClaimDraft {
   required: boolean;
   /** Lower is dropped first when over budget. */
   value: number;
+  /** A restatement of a free-text event (a language model may word it); otherwise an assertion's. */
+  fromText: boolean;
 }
 
 export function consolidate(context: GateContext, options: { budget?: number } = {}): ConsolidationOutput {
@@ -67,6 +69,17 @@ export function consolidate(context: GateContext, options: { budget?: number } =
   return build(low);
 }
 
+/**
+ * Every assertion restated exactly, identical statements merged and contested positions marked:
+ * the part of a consolidation that needs no wording (segmented generation writes it this way and
+ * asks a model only for the free-text events).
+ */
+export function assertionClaims(context: GateContext): Claim[] {
+  return claimDrafts(context)
+    .filter((draft) => !draft.fromText)
+    .map((draft) => draft.claim);
+}
+
 function claimDrafts(context: GateContext): ClaimDraft[] {
   const byTuple = new Map<string, ClaimDraft>();
   const drafts: ClaimDraft[] = [];
@@ -98,6 +111,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
         ),
         required: required || contested,
         value: eventValue(event, required),
+        fromText: false,
       };
       byTuple.set(tuple, draft);
       drafts.push(draft);
@@ -116,6 +130,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
         required:
           isWholeEvent(event) || (contributesMentions(event) && (mentions.length > 0 || hasCues(cues))),
         value: eventValue(event, false),
+        fromText: true,
       });
     }
   }

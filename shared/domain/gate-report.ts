@@ -63,6 +63,10 @@ export const GateReport = z.object({
 });
 export type GateReport = z.infer<typeof GateReport>;
 
+/** A generation's refused attempts before its last (gate-guided repair), kept for audit. */
+export const RefusedAttempts = z.array(z.object({ answer: z.unknown(), report: GateReport }));
+export type RefusedAttempts = z.infer<typeof RefusedAttempts>;
+
 /** How many reasons an artifact record keeps; the full report is stored beside the artifact. */
 export const RECORD_REASONS = 25;
 

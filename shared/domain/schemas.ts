@@ -360,6 +360,33 @@ export const InputRef = z.object({
 export type InputRef = z.infer<typeof InputRef>;
 
 /** Binds an artifact to the exact inputs, fences and versions it was made from (the seed's manifest). */
+const tokenCount = z.number().int().nonnegative();
+
+/** One prompt of a generation (CONTRACT §5 v2, the models issue): what was sent, or reused, and its tokens. */
+export const ModelCallEntry = z.object({
+  kind: z.enum(["consolidate", "segment", "summary", "judge"]),
+  attempt: z.number().int().positive(),
+  promptHash: z.string(),
+  segment: z.string().optional(),
+  reused: z.boolean(),
+  inputTokens: tokenCount,
+  outputTokens: tokenCount,
+  problem: z.string().optional(),
+});
+
+/** How a candidate was generated: attempts (repair), every prompt sent, tokens, segments reused. */
+export const GenerationRecord = z.object({
+  rendererVersion: z.string().optional(),
+  /** The templates rendered (version and hash), when they are not only the manifest's prompt. */
+  templates: z.array(z.object({ version: z.string(), hash: z.string() })).optional(),
+  attempts: z.number().int().positive(),
+  calls: z.array(ModelCallEntry),
+  inputTokens: tokenCount,
+  outputTokens: tokenCount,
+  segments: z.object({ total: tokenCount, reused: tokenCount }).optional(),
+});
+export type GenerationRecord = z.infer<typeof GenerationRecord>;
+
 export const Manifest = z.object({
   artifactId: z.string().min(1),
   subject: z.string().min(1),
@@ -375,5 +402,6 @@ export const Manifest = z.object({
   modelSnapshot: z.string().min(1),
   policy: TrustPolicy,
   createdAt: z.string().optional(),
+  generation: GenerationRecord.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;

@@ -1,5 +1,5 @@
 import type { StoredEvent } from "../domain/append-plan.ts";
-import type { GateReport } from "../domain/gate.ts";
+import type { GateReport, RefusedAttempts } from "../domain/gate.ts";
 import type {
   ExpectedAlias,
   Manifest,
@@ -129,21 +129,27 @@ export interface ArtifactRecord {
   createdAt: string;
 }
 
+/** What one generation writes, each under a new write-once key. */
+export interface ArtifactFiles {
+  body: unknown;
+  manifest: Manifest;
+  /** The full gate report (the record keeps a compact copy). */
+  report?: GateReport;
+  recallIndex?: unknown;
+  /** Refused attempts before the last one (gate-guided repair): each answer with its report. */
+  attempts?: RefusedAttempts;
+}
+
 /** Write-once artifact bodies and manifests, and their status records. */
 export interface ArtifactStore {
-  /**
-   * Writes the artifact body, its manifest and (when given) its full gate report and its recall
-   * index under new keys; AlreadyWrittenError if any exists. The record keeps a compact copy of
-   * the report.
-   */
-  writeArtifact(
-    subject: string,
-    artifactId: string,
-    body: unknown,
-    manifest: Manifest,
-    report?: GateReport,
-    recallIndex?: unknown,
-  ): Promise<void>;
+  /** Writes an artifact's files under new keys; AlreadyWrittenError if any exists. */
+  writeArtifact(subject: string, artifactId: string, files: ArtifactFiles): Promise<void>;
+  /** The refused attempts written with the artifact; [] when it passed on the first. */
+  readAttempts(subject: string, artifactId: string): Promise<RefusedAttempts>;
+  /** A segment answer kept under its key (segment input root, rendered-prompt hash, model); undefined when none. */
+  readSegment(subject: string, key: string): Promise<string | undefined>;
+  /** Keeps a segment answer; the first write of a key wins, a later one is ignored. */
+  writeSegment(subject: string, key: string, answer: string): Promise<void>;
   /** The recall index written with the artifact (NotFoundError when it was written without one). */
   readRecallIndex(subject: string, artifactId: string): Promise<unknown>;
   /** The full gate report written with the artifact. */

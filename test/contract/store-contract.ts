@@ -279,9 +279,15 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
     it("writes artifacts and manifests once, never over", async () => {
       const { artifacts } = open();
       const subject = freshSubject();
-      await artifacts.writeArtifact(subject, "s-1", { summary: "first" }, manifestFor(subject, "s-1"));
+      await artifacts.writeArtifact(subject, "s-1", {
+        body: { summary: "first" },
+        manifest: manifestFor(subject, "s-1"),
+      });
       await expect(
-        artifacts.writeArtifact(subject, "s-1", { summary: "second" }, manifestFor(subject, "s-1")),
+        artifacts.writeArtifact(subject, "s-1", {
+          body: { summary: "second" },
+          manifest: manifestFor(subject, "s-1"),
+        }),
       ).rejects.toBeInstanceOf(AlreadyWrittenError);
       expect(await artifacts.readArtifact(subject, "s-1")).toEqual({ summary: "first" });
       expect((await artifacts.readManifest(subject, "s-1")).artifactId).toBe("s-1");

@@ -57,7 +57,7 @@ async function plant(deps: Deps, subject: string, body: unknown, options: { inpu
     modelSnapshot: "planted",
     policy: context.selection.policy,
   };
-  await deps.artifacts.writeArtifact(subject, artifactId, body, manifest);
+  await deps.artifacts.writeArtifact(subject, artifactId, { body, manifest });
   await deps.artifacts.recordArtifact({
     subject,
     artifactId,

@@ -221,8 +221,10 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
     it("a rejected answer on a big log is recorded REJECTED: the record keeps a compact report, the full one is stored", async () => {
       const forgetful: ModelPort = {
         name: "forgetful",
-        generate: async () =>
-          JSON.stringify({ claims: [], pending: [], unresolvedConflicts: [], summary: "" }),
+        generate: async () => ({
+          answer: JSON.stringify({ claims: [], pending: [], unresolvedConflicts: [], summary: "" }),
+          calls: [],
+        }),
       };
       const deps = depsOver(open(), { model: forgetful });
       const subject = freshSubject();
@@ -443,16 +445,10 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       // inputs were read wrong): same epoch, so only the root comparison can refuse it.
       const twinId = `${candidate.artifactId}-twin`;
       const manifest = await deps.artifacts.readManifest(subject, candidate.artifactId);
-      await deps.artifacts.writeArtifact(
-        subject,
-        twinId,
-        await deps.artifacts.readArtifact(subject, candidate.artifactId),
-        {
-          ...manifest,
-          artifactId: twinId,
-          inputRoot: `sha256:${"0".repeat(64)}`,
-        },
-      );
+      await deps.artifacts.writeArtifact(subject, twinId, {
+        body: await deps.artifacts.readArtifact(subject, candidate.artifactId),
+        manifest: { ...manifest, artifactId: twinId, inputRoot: `sha256:${"0".repeat(64)}` },
+      });
       const record = await deps.artifacts.getRecord(subject, candidate.artifactId);
       await deps.artifacts.recordArtifact({ ...(record as NonNullable<typeof record>), artifactId: twinId });
       await expect(publish(deps, twinId)).rejects.toThrow(/valid inputs of .* changed \(input root/);
@@ -563,7 +559,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const deaf: ModelPort = {
         name: "deaf",
         // Never looks at the signal; answers only when the test lets it, long after the deadline.
-        generate: () => new Promise((resolve) => (late = () => resolve("{}"))),
+        generate: () => new Promise((resolve) => (late = () => resolve({ answer: "{}", calls: [] }))),
       };
       const deps = depsOver(open(), { model: deaf, generationTimeoutMs: 50 });
       const subject = freshSubject();

@@ -34,6 +34,7 @@ export const LambdaConfig = z.object({
   MEMGATE_PROMPT: z.string().min(1).default(DEFAULT_PROMPT_VERSION),
   MEMGATE_GENERATION_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   MEMGATE_BUDGET_TOKENS: z.coerce.number().int().positive().optional(),
+  MEMGATE_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).optional(),
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 
@@ -96,6 +97,9 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
     failpoints: NO_FAILPOINTS,
     generationTimeoutMs: config.MEMGATE_GENERATION_TIMEOUT_MS,
     ...(config.MEMGATE_BUDGET_TOKENS === undefined ? {} : { budget: config.MEMGATE_BUDGET_TOKENS }),
+    ...(config.MEMGATE_REPAIR_ATTEMPTS === undefined
+      ? {}
+      : { repairAttempts: config.MEMGATE_REPAIR_ATTEMPTS }),
     progress: (line) => logger.debug(line),
   };
   return {

@@ -1,9 +1,9 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { GateReport } from "../../domain/gate.ts";
+import { GateReport, RefusedAttempts } from "../../domain/gate.ts";
 import type { Manifest } from "../../domain/schemas.ts";
 import { Manifest as ManifestSchema } from "../../domain/schemas.ts";
 import { AlreadyWrittenError, NotFoundError } from "../../ports/errors.ts";
-import type { ArtifactRecord, ArtifactStatus, ArtifactStore } from "../../ports/store.ts";
+import type { ArtifactFiles, ArtifactRecord, ArtifactStatus, ArtifactStore } from "../../ports/store.ts";
 import { boundedName } from "../bounded-name.ts";
 import type { DynamoStore } from "./dynamo-store.ts";
 
@@ -20,7 +20,7 @@ export class S3ArtifactStore implements ArtifactStore {
   ) {}
 
   private key(
-    kind: "artifacts" | "manifests" | "reports" | "recall",
+    kind: "artifacts" | "manifests" | "reports" | "recall" | "attempts" | "segments",
     subject: string,
     artifactId: string,
   ): string {
@@ -59,18 +59,52 @@ export class S3ArtifactStore implements ArtifactStore {
     }
   }
 
-  async writeArtifact(
-    subject: string,
-    artifactId: string,
-    body: unknown,
-    manifest: Manifest,
-    report?: GateReport,
-    recallIndex?: unknown,
-  ): Promise<void> {
-    await this.putOnce(this.key("manifests", subject, artifactId), manifest);
-    await this.putOnce(this.key("artifacts", subject, artifactId), body);
-    if (report) await this.putOnce(this.key("reports", subject, artifactId), report);
-    if (recallIndex !== undefined) await this.putOnce(this.key("recall", subject, artifactId), recallIndex);
+  async writeArtifact(subject: string, artifactId: string, files: ArtifactFiles): Promise<void> {
+    await this.putOnce(this.key("manifests", subject, artifactId), files.manifest);
+    await this.putOnce(this.key("artifacts", subject, artifactId), files.body);
+    if (files.report) await this.putOnce(this.key("reports", subject, artifactId), files.report);
+    if (files.recallIndex !== undefined)
+      await this.putOnce(this.key("recall", subject, artifactId), files.recallIndex);
+    if (files.attempts && files.attempts.length > 0)
+      await this.putOnce(this.key("attempts", subject, artifactId), files.attempts);
+  }
+
+  async readAttempts(subject: string, artifactId: string): Promise<RefusedAttempts> {
+    try {
+      return RefusedAttempts.parse(await this.getJson(this.key("attempts", subject, artifactId), artifactId));
+    } catch (error) {
+      if (error instanceof NotFoundError) return [];
+      throw error;
+    }
+  }
+
+  async readSegment(subject: string, key: string): Promise<string | undefined> {
+    try {
+      const { Body } = await this.s3.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key("segments", subject, key) }),
+      );
+      return (await Body?.transformToString("utf-8")) ?? undefined;
+    } catch (error) {
+      if ((error as { name?: string }).name === "NoSuchKey") return undefined;
+      throw error;
+    }
+  }
+
+  async writeSegment(subject: string, key: string, answer: string): Promise<void> {
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key("segments", subject, key),
+          Body: answer,
+          ContentType: "application/json",
+          IfNoneMatch: "*",
+        }),
+      );
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status !== 412 && status !== 409) throw error;
+    }
   }
 
   readRecallIndex(subject: string, artifactId: string): Promise<unknown> {

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
 import { planAppend } from "../../domain/append-plan.ts";
-import { GateReport } from "../../domain/gate.ts";
+import { GateReport, RefusedAttempts } from "../../domain/gate.ts";
 import { decodeStoredEvent } from "../../domain/hashing.ts";
 import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
 import {
@@ -24,6 +24,7 @@ import type {
   AliasPort,
   AliasState,
   AppendResult,
+  ArtifactFiles,
   ArtifactRecord,
   ArtifactStatus,
   ArtifactStore,
@@ -149,7 +150,7 @@ async function syncFolder(folder: string): Promise<void> {
 
 /** The embedded store's home folder cannot be used: a user's setting to fix (exit 2). */
 /** The write-once files beside an artifact record, one folder each. */
-type BlobKind = "artifacts" | "manifests" | "reports" | "recall";
+type BlobKind = "artifacts" | "manifests" | "reports" | "recall" | "attempts" | "segments";
 
 export class StoreHomeError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -585,19 +586,41 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     }
   }
 
-  async writeArtifact(
-    subject: string,
-    artifactId: string,
-    body: unknown,
-    manifest: Manifest,
-    report?: GateReport,
-    recallIndex?: unknown,
-  ): Promise<void> {
-    await this.writeOnce(this.blobPath("manifests", subject, artifactId), JSON.stringify(manifest));
-    await this.writeOnce(this.blobPath("artifacts", subject, artifactId), JSON.stringify(body));
-    if (report) await this.writeOnce(this.blobPath("reports", subject, artifactId), JSON.stringify(report));
-    if (recallIndex !== undefined)
-      await this.writeOnce(this.blobPath("recall", subject, artifactId), JSON.stringify(recallIndex));
+  async writeArtifact(subject: string, artifactId: string, files: ArtifactFiles): Promise<void> {
+    const write = (kind: BlobKind, value: unknown) =>
+      this.writeOnce(this.blobPath(kind, subject, artifactId), JSON.stringify(value));
+    await write("manifests", files.manifest);
+    await write("artifacts", files.body);
+    if (files.report) await write("reports", files.report);
+    if (files.recallIndex !== undefined) await write("recall", files.recallIndex);
+    if (files.attempts && files.attempts.length > 0) await write("attempts", files.attempts);
+  }
+
+  async readAttempts(subject: string, artifactId: string): Promise<RefusedAttempts> {
+    try {
+      const text = await readFile(this.blobPath("attempts", subject, artifactId), "utf8");
+      return RefusedAttempts.parse(JSON.parse(text));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+  }
+
+  async readSegment(subject: string, key: string): Promise<string | undefined> {
+    try {
+      return await readFile(this.blobPath("segments", subject, key), "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  }
+
+  async writeSegment(subject: string, key: string, answer: string): Promise<void> {
+    try {
+      await this.writeOnce(this.blobPath("segments", subject, key), answer);
+    } catch (error) {
+      if (!(error instanceof AlreadyWrittenError)) throw error;
+    }
   }
 
   async readRecallIndex(subject: string, artifactId: string): Promise<unknown> {

@@ -1,17 +1,31 @@
-import type { ModelPort, ModelRequest } from "../../app/model.ts";
+import type { Generation, LanguageModel, ModelPort, ModelRequest } from "../../app/model.ts";
+import { DEFAULT_MODEL_SETTINGS, type ModelSettings, onePromptGenerator } from "../../app/one-prompt.ts";
+import { segmentedGenerator } from "../../app/segmented.ts";
+import { env } from "../../config.ts";
 import { consolidate, DETERMINISTIC_MODEL } from "../../domain/consolidator.ts";
 import type { ConsolidationOutput } from "../../domain/schemas.ts";
+import { bedrockModel } from "./bedrock.ts";
+import { openAiModel } from "./openai.ts";
+import { recordingModel, replayModel } from "./replay.ts";
+import type { RetryOptions } from "./retry.ts";
 
 /**
  * The embedded default model and the test doubles that fail on purpose. Doubles start from the
  * deterministic consolidator's honest answer and bend it the way real models do.
  */
 
+/** An answer written without calling a language model: no prompt was sent. */
+function answered(answer: string): Generation {
+  return { answer, calls: [] };
+}
+
 const deterministic: ModelPort = {
   name: DETERMINISTIC_MODEL,
-  async generate(request: ModelRequest): Promise<string> {
-    return JSON.stringify(
-      consolidate(request.context, request.budget === undefined ? {} : { budget: request.budget }),
+  async generate(request: ModelRequest): Promise<Generation> {
+    return answered(
+      JSON.stringify(
+        consolidate(request.context, request.budget === undefined ? {} : { budget: request.budget }),
+      ),
     );
   },
 };
@@ -22,12 +36,12 @@ function bending(
 ): ModelPort {
   return {
     name,
-    async generate(request: ModelRequest): Promise<string> {
+    async generate(request: ModelRequest): Promise<Generation> {
       const honest = consolidate(
         request.context,
         request.budget === undefined ? {} : { budget: request.budget },
       );
-      return JSON.stringify(bend(honest, request));
+      return answered(JSON.stringify(bend(honest, request)));
     },
   };
 }
@@ -49,8 +63,8 @@ export const MODELS: Record<string, ModelPort> = {
   truncated: {
     name: "truncated",
     async generate(request) {
-      const text = await deterministic.generate(request, new AbortController().signal);
-      return text.slice(0, Math.floor(text.length / 2));
+      const { answer } = await deterministic.generate(request, new AbortController().signal);
+      return answered(answer.slice(0, Math.floor(answer.length / 2)));
     },
   },
   "polarity-flip": bending("polarity-flip", (o) => {
@@ -90,8 +104,106 @@ export const MODELS: Record<string, ModelPort> = {
   }),
 };
 
-export function modelNamed(name: string): ModelPort {
-  const model = MODELS[name];
-  if (!model) throw new Error(`unknown model "${name}"; known: ${Object.keys(MODELS).join(", ")}`);
+/** Where the language models are and how big they are; by default from the environment (CONTRACT §5). */
+export interface ModelOptions {
+  settings: ModelSettings;
+  openAiBaseUrl?: string | undefined;
+  openAiApiKey?: string | undefined;
+  bedrockEndpoint?: string | undefined;
+  bedrockRegion?: string | undefined;
+  /** Retries of throttling and 5xx (default: up to 6 attempts, from 250 ms doubling, jittered). */
+  retry?: RetryOptions;
+}
+
+export function modelOptionsFromEnv(): ModelOptions {
+  return {
+    settings: {
+      contextTokens: env.MEMGATE_CONTEXT_TOKENS ?? DEFAULT_MODEL_SETTINGS.contextTokens,
+      maxOutputTokens: env.MEMGATE_MAX_OUTPUT_TOKENS ?? DEFAULT_MODEL_SETTINGS.maxOutputTokens,
+    },
+    openAiBaseUrl: env.OPENAI_BASE_URL,
+    openAiApiKey: env.OPENAI_API_KEY,
+  };
+}
+
+const MODEL_NAMES =
+  "deterministic-v1, openai:MODEL, bedrock:MODEL_ID, segmented:INNER, replay:DIR, record:DIR:INNER";
+
+/**
+ * A generator by its name (CONTRACT §5): the deterministic consolidator and the test doubles by
+ * their names; `openai:MODEL`, `bedrock:MODEL_ID` and `replay:DIR` as one prompt with every input;
+ * `segmented:INNER` as segments; `record:DIR:INNER` keeps every answer of INNER in DIR.
+ */
+export function modelNamed(name: string, options: ModelOptions = modelOptionsFromEnv()): ModelPort {
+  const double = MODELS[name];
+  if (double) return double;
+  const { segmented, model } = languageModel(name, options);
+  return segmented
+    ? segmentedGenerator(model, options.settings)
+    : onePromptGenerator(model, options.settings);
+}
+
+/** The language model a name gives, for the judge (a segmented name is not a judge). */
+export function languageModelNamed(
+  name: string,
+  options: ModelOptions = modelOptionsFromEnv(),
+): LanguageModel {
+  const { segmented, model } = languageModel(name, options);
+  if (segmented)
+    throw new Error(`"${name}": a judge is one model (openai:, bedrock:, replay:), not segmented`);
   return model;
+}
+
+function languageModel(name: string, options: ModelOptions): { segmented: boolean; model: LanguageModel } {
+  const [prefix, ...restParts] = name.split(":");
+  const rest = restParts.join(":");
+  const needs = (what: string) => {
+    if (rest === "") throw new Error(`"${name}" names no ${what}: write ${prefix}:<${what}>`);
+  };
+  switch (prefix) {
+    case "segmented": {
+      needs("model");
+      const inner = languageModel(rest, options);
+      if (inner.segmented) throw new Error(`"${name}": segmented once is enough`);
+      return { segmented: true, model: inner.model };
+    }
+    case "record": {
+      const [dir, ...innerParts] = restParts;
+      if (!dir || innerParts.length === 0)
+        throw new Error(`"${name}" must be record:DIR:<model>, e.g. record:answers:openai:gpt-4o-mini`);
+      const inner = languageModel(innerParts.join(":"), options);
+      return { segmented: inner.segmented, model: recordingModel(dir, inner.model) };
+    }
+    case "replay":
+      needs("folder");
+      return { segmented: false, model: replayModel(rest) };
+    case "openai":
+      needs("model");
+      if (!options.openAiApiKey && !options.openAiBaseUrl)
+        throw new Error(
+          `"${name}" needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL for a local server such as Ollama)`,
+        );
+      return {
+        segmented: false,
+        model: openAiModel(rest, {
+          baseURL: options.openAiBaseUrl,
+          apiKey: options.openAiApiKey,
+          ...(options.retry ? { retry: options.retry } : {}),
+        }),
+      };
+    case "bedrock":
+      needs("model id");
+      return {
+        segmented: false,
+        model: bedrockModel(rest, {
+          endpoint: options.bedrockEndpoint,
+          region: options.bedrockRegion,
+          ...(options.retry ? { retry: options.retry } : {}),
+        }),
+      };
+    default:
+      throw new Error(
+        `unknown model "${name}"; known: ${MODEL_NAMES} (test doubles: ${Object.keys(MODELS).join(", ")})`,
+      );
+  }
 }

@@ -1,0 +1,196 @@
+import type { GateContext } from "../domain/gate.ts";
+import type { GateReason } from "../domain/gate-report.ts";
+import { canonicalJson, sha256 } from "../domain/hashing.ts";
+import { CUE_CLASSES, type CueCounts } from "../domain/mentions.ts";
+import type { MustPreserveItem } from "../domain/must-preserve.ts";
+import type { Claim, SequencedEvent } from "../domain/schemas.ts";
+import type { Prompt, RepairRequest } from "./model.ts";
+
+/**
+ * The prompt renderer: a versioned template (prompts/<version>.md) filled with a snapshot's data.
+ * Rendering is a pure function of the template and the selection: inputs in sequence order, each
+ * as RFC 8785 canonical JSON, checklist items in the order of their events, so the same snapshot
+ * renders the same bytes however its events were written or batched. The manifest records this
+ * renderer's version and the hash of every prompt actually sent.
+ */
+export const RENDERER_VERSION = "render-v1";
+
+export interface RenderedPrompt {
+  system: string;
+  prompt: string;
+  /** sha256 over the system and user text: what the manifest and the answer caches key on. */
+  hash: string;
+}
+
+export function renderedPrompt(template: Prompt, schemaName: string, prompt: string): RenderedPrompt {
+  const system = `memgate ${template.version} (${RENDERER_VERSION}): answer with one JSON object that fits the schema ${schemaName}, and nothing else.`;
+  return { system, prompt, hash: sha256(`${system}\n\n${prompt}`) };
+}
+
+/** Fills every `{{name}}` of a template; a placeholder without a value is a defect of the template. */
+export function fillTemplate(template: Prompt, values: Readonly<Record<string, string>>): string {
+  return template.text.replace(/\{\{(\w+)\}\}/g, (_whole, name: string) => {
+    const value = values[name];
+    if (value === undefined)
+      throw new Error(`prompt ${template.version} has {{${name}}}, which the renderer does not fill`);
+    return value;
+  });
+}
+
+/** One input as the model sees it: what it says and where it came from, keys in canonical order. */
+export function eventLine(event: SequencedEvent, withAssertions = true): string {
+  return canonicalJson({
+    id: event.eventId,
+    kind: event.kind,
+    trust: event.trust,
+    source: event.source,
+    ...(event.occurredAt === undefined ? {} : { occurredAt: event.occurredAt }),
+    ...(event.text === undefined ? {} : { text: event.text }),
+    ...(event.kind === "task" ? { taskStatus: event.taskStatus } : {}),
+    ...(withAssertions && event.assertions && event.assertions.length > 0
+      ? { assertions: event.assertions }
+      : {}),
+  });
+}
+
+/** The must-preserve items of each event, one line each, in the order the set lists them. */
+export function checklistByEvent(context: GateContext): Map<string, string[]> {
+  const byEvent = new Map<string, string[]>();
+  for (const item of context.mustPreserve) {
+    if (item.kind === "conflict") continue;
+    const lines = byEvent.get(item.eventId);
+    if (lines) lines.push(checklistLine(item));
+    else byEvent.set(item.eventId, [checklistLine(item)]);
+  }
+  return byEvent;
+}
+
+/** The checklist of the given events (every valid input when none given), in sequence order. */
+export function checklistLines(
+  context: GateContext,
+  events: readonly SequencedEvent[] = context.selection.validInputs,
+  byEvent: ReadonlyMap<string, readonly string[]> = checklistByEvent(context),
+): string[] {
+  return events.flatMap((event) => byEvent.get(event.eventId) ?? []);
+}
+
+function checklistLine(item: Exclude<MustPreserveItem, { kind: "conflict" }>): string {
+  switch (item.kind) {
+    case "assertion":
+      return `- ${item.eventId}: a claim with key ${JSON.stringify(item.key)}, scope ${JSON.stringify(item.scope)}, value ${canonicalJson(item.value)}, polarity ${item.polarity}, derivedFrom [${JSON.stringify(item.eventId)}]`;
+    case "pending":
+      return `- ${item.eventId}: an open task: a pending item restating its text, derivedFrom [${JSON.stringify(item.eventId)}]`;
+    case "text": {
+      const keep = [...new Set(item.mentions.map((mention) => mention.raw))];
+      const cues = cueWords(item.cues);
+      const parts = [
+        keep.length > 0 ? `keep ${keep.join(", ")}` : "",
+        cues ? `keep the same count of ${cues}` : "",
+      ].filter(Boolean);
+      return `- ${item.eventId}: restate its text${parts.length > 0 ? `; ${parts.join("; ")}` : ""}`;
+    }
+    case "event":
+      return `- ${item.eventId}: a ${item.eventKind}: some claim derives from it; never in coldRefs`;
+  }
+}
+
+const CUE_NAMES: Record<(typeof CUE_CLASSES)[number], string> = {
+  negation: "negations",
+  upperBound: "upper bounds",
+  lowerBound: "lower bounds",
+  strongModality: "strong modal words",
+  weakModality: "weak modal words",
+  universal: "universal quantifiers",
+  existential: "existential quantifiers",
+};
+
+function cueWords(cues: CueCounts): string {
+  return CUE_CLASSES.filter((cls) => cues[cls] > 0)
+    .map((cls) => `${CUE_NAMES[cls]} (${cues[cls]})`)
+    .join(", ");
+}
+
+export function conflictLines(context: GateContext): string[] {
+  return context.selection.conflicts.map(
+    (conflict) =>
+      `- key ${JSON.stringify(conflict.key)}, scope ${JSON.stringify(conflict.scope)}: members ${JSON.stringify(conflict.members)}`,
+  );
+}
+
+/** The gate's reasons as the model is shown them, to fix on its next attempt. */
+export function repairSection(repair: RepairRequest | undefined, reasons = repair?.reasons ?? []): string {
+  if (!repair) return "";
+  const lines = reasons.map((reason) => {
+    const where = [
+      reason.eventId ? `event ${reason.eventId}` : "",
+      reason.key ? `key ${JSON.stringify(reason.key)}` : "",
+    ]
+      .filter(Boolean)
+      .join(", ");
+    return `- ${reason.code}${where ? ` (${where})` : ""}: ${reason.detail}`;
+  });
+  return [
+    "",
+    `## Your previous answer was refused (this is attempt ${repair.attempt}). Answer again in full, fixing each reason:`,
+    ...lines,
+    "",
+  ].join("\n");
+}
+
+/** The one-prompt rendering: every valid input, the whole checklist, the conflicts and the budget. */
+export function renderConsolidation(
+  template: Prompt,
+  context: GateContext,
+  options: { budget?: number | undefined; repair?: RepairRequest | undefined } = {},
+): RenderedPrompt {
+  const inputs = context.selection.validInputs;
+  const prompt = fillTemplate(template, {
+    validIds: inputs.length > 0 ? inputs.map((event) => event.eventId).join(", ") : "(none)",
+    inputs: lines(inputs.map((event) => eventLine(event))),
+    checklist: lines(checklistLines(context)),
+    conflicts: lines(conflictLines(context)),
+    budget:
+      options.budget === undefined
+        ? "There is no token budget: keep every input that matters."
+        : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): when it would not, leave the lowest-value inputs (notes, done tasks) in coldRefs; never drop a checklist item.`,
+    repair: repairSection(options.repair),
+  });
+  return renderedPrompt(template, "ConsolidationOutput", prompt);
+}
+
+/** A segment's rendering: its events (text only, no assertions: those are restated exactly elsewhere). */
+export function renderSegment(
+  template: Prompt,
+  checklist: ReadonlyMap<string, readonly string[]>,
+  events: readonly SequencedEvent[],
+  repair?: { request: RepairRequest; reasons: readonly GateReason[] },
+): RenderedPrompt {
+  const prompt = fillTemplate(template, {
+    inputs: lines(events.map((event) => eventLine(event, false))),
+    checklist: lines(events.flatMap((event) => checklist.get(event.eventId) ?? [])),
+    repair: repair ? repairSection(repair.request, repair.reasons) : "",
+  });
+  return renderedPrompt(template, "SegmentAnswer", prompt);
+}
+
+/** The summary call's rendering: the merged claims, as many as fit `maxTokens` (counted by the caller). */
+export function renderSummary(
+  template: Prompt,
+  claimLines: readonly string[],
+  repair?: { request: RepairRequest; reasons: readonly GateReason[] },
+): RenderedPrompt {
+  const prompt = fillTemplate(template, {
+    claims: lines(claimLines),
+    repair: repair ? repairSection(repair.request, repair.reasons) : "",
+  });
+  return renderedPrompt(template, "SummaryAnswer", prompt);
+}
+
+export function claimLine(claim: Claim): string {
+  const said = "text" in claim.value ? claim.value.text : (claim.text ?? canonicalJson(claim.value));
+  return `- ${claim.key} (${claim.status}${claim.polarity === "negated" ? ", negated" : ""}): ${said}`;
+}
+
+function lines(items: readonly string[]): string {
+  return items.length > 0 ? items.join("\n") : "(none)";
+}

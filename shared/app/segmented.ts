@@ -1,0 +1,315 @@
+import { assertionClaims } from "../domain/consolidator.ts";
+import type { GateContext } from "../domain/gate.ts";
+import type { GateReason } from "../domain/gate-report.ts";
+import { inputRefs, inputRoot, sha256 } from "../domain/hashing.ts";
+import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "../domain/schemas.ts";
+import { isOpenTask, isTextOnly } from "../domain/selector.ts";
+import { countTokens } from "../domain/tokens.ts";
+import {
+  type Generation,
+  GenerationFailedError,
+  type LanguageModel,
+  type ModelCallRecord,
+  type ModelPort,
+  type ModelRequest,
+  type Prompt,
+  type SegmentCache,
+} from "./model.ts";
+import { modelSchema, parseModelAnswer, SegmentAnswer, SummaryAnswer } from "./model-output.ts";
+import { ask, type ModelSettings } from "./one-prompt.ts";
+import {
+  checklistByEvent,
+  claimLine,
+  eventLine,
+  RENDERER_VERSION,
+  type RenderedPrompt,
+  renderSegment,
+  renderSummary,
+} from "./prompt-render.ts";
+import { loadPrompt } from "./prompts.ts";
+
+/**
+ * Segmented consolidation (model `segmented:<model>`): a prompt per segment of the log, so any
+ * subject fits any context window and a rebuild pays only for what changed.
+ *
+ * - Assertions and conflicts are restated deterministically (exact by construction); the model
+ *   writes claims and pending items only for the free-text events, segment by segment, and one
+ *   final call writes the summary prose from the merged claims.
+ * - Segment boundaries are content-defined: an event ends a segment when its id's hash falls
+ *   under a threshold proportional to its size (or the segment is full), so appending events
+ *   changes only the last segment and revoking one changes only its own (and rarely the next).
+ * - A segment's answer is kept write-once under (its input root, rendered-prompt hash, model):
+ *   a rebuild asks the model only for segments whose inputs changed.
+ * - The merged output is one ConsolidationOutput, gated as a whole against the whole snapshot.
+ * - Repair re-asks only the segments the gate's reasons point at (and the summary when they
+ *   concern it), handing each its own reasons.
+ */
+export const SEGMENT_TEMPLATE = "segment-v1";
+export const SUMMARY_TEMPLATE = "summary-v1";
+
+/** Tokens each restated event adds to an answer beyond its text (key, derivedFrom, JSON). */
+const ANSWER_OVERHEAD = 40;
+/** Segments asked at once. */
+const CONCURRENCY = 4;
+
+export interface Segment {
+  events: SequencedEvent[];
+  /** The input root of its events: what it is cached under, with the prompt's hash and the model. */
+  root: string;
+}
+
+/** The events a model restates: text-bearing valid inputs (notes and done tasks stay cold). */
+export function textEvents(context: GateContext): SequencedEvent[] {
+  return context.selection.validInputs.filter(
+    (event) => isTextOnly(event) && event.kind !== "note" && (event.kind !== "task" || isOpenTask(event)),
+  );
+}
+
+/**
+ * Cuts the events into segments whose prompts fit `inputTokens` and whose answers fit
+ * `outputTokens`. Deterministic, and content-defined (see above). An event too big for a segment
+ * of its own is a GenerationFailedError naming it.
+ */
+export function segmentEvents(
+  checklist: ReadonlyMap<string, readonly string[]>,
+  events: readonly SequencedEvent[],
+  limits: { inputTokens: number; outputTokens: number },
+): Segment[] {
+  const segments: Segment[] = [];
+  let current: SequencedEvent[] = [];
+  let fill = 0;
+  const close = () => {
+    if (current.length > 0) segments.push({ events: current, root: inputRoot(inputRefs(current)) });
+    current = [];
+    fill = 0;
+  };
+  for (const event of events) {
+    const input =
+      countTokens(eventLine(event, false)) + countTokens((checklist.get(event.eventId) ?? []).join("\n"));
+    const output = countTokens(event.text ?? "") + ANSWER_OVERHEAD;
+    const weight = Math.max(input / limits.inputTokens, output / limits.outputTokens);
+    if (weight > 1)
+      throw new GenerationFailedError(
+        `event ${event.eventId} alone needs more than one segment (${input} prompt tokens, about ${output} answer tokens); raise MEMGATE_CONTEXT_TOKENS or MEMGATE_MAX_OUTPUT_TOKENS`,
+      );
+    if (fill + weight > 1) close();
+    current.push(event);
+    fill += weight;
+    // Expected fill at a content-defined cut is about one half: few cuts are forced by size.
+    if (hashFraction(event.eventId) < 2 * weight) close();
+  }
+  close();
+  return segments;
+}
+
+function hashFraction(eventId: string): number {
+  return Number.parseInt(sha256(eventId).slice(7, 15), 16) / 2 ** 32;
+}
+
+interface SegmentResult {
+  claims: Claim[];
+  pending: PendingItem[];
+  record: ModelCallRecord;
+}
+
+export function segmentedGenerator(model: LanguageModel, settings: ModelSettings): ModelPort {
+  const segmentTemplate = loadPrompt(SEGMENT_TEMPLATE);
+  const summaryTemplate = loadPrompt(SUMMARY_TEMPLATE);
+  const templateTokens = (template: Prompt) => countTokens(template.text) + 200;
+  const segmentSchema = { name: "SegmentAnswer", json: modelSchema(SegmentAnswer) };
+  const summarySchema = { name: "SummaryAnswer", json: modelSchema(SummaryAnswer) };
+  const name = `segmented:${model.name}`;
+
+  /** Answers one rendered prompt from the cache, or asks the model and caches what parses. */
+  async function answered(
+    rendered: RenderedPrompt,
+    kind: "segment" | "summary",
+    root: string,
+    schema: { name: string; json: Record<string, unknown> },
+    attempt: number,
+    cache: SegmentCache | undefined,
+    signal: AbortSignal,
+  ): Promise<{ text: string; record: ModelCallRecord }> {
+    const key = sha256(`${root}\n${rendered.hash}\n${model.name}`);
+    const cached = await cache?.read(key);
+    if (cached !== undefined)
+      return {
+        text: cached,
+        record: {
+          kind,
+          attempt,
+          promptHash: rendered.hash,
+          segment: root,
+          reused: true,
+          inputTokens: 0,
+          outputTokens: 0,
+        },
+      };
+    const { answer, record } = await ask(model, settings, kind, rendered, schema, attempt, signal);
+    const parses =
+      kind === "segment"
+        ? parseModelAnswer(SegmentAnswer, answer.text).ok
+        : parseModelAnswer(SummaryAnswer, answer.text).ok;
+    // Only an answer that fits its schema is kept: a truncated one is asked again next time.
+    if (parses) await cache?.write(key, answer.text);
+    return { text: answer.text, record: { ...record, segment: root } };
+  }
+
+  return {
+    name,
+    rendererVersion: RENDERER_VERSION,
+    repairs: true,
+    async generate(request: ModelRequest, signal: AbortSignal): Promise<Generation> {
+      const { context, repair } = request;
+      const checklist = checklistByEvent(context);
+      const segments = segmentEvents(checklist, textEvents(context), {
+        inputTokens: settings.contextTokens - settings.maxOutputTokens - templateTokens(segmentTemplate),
+        outputTokens: Math.floor(settings.maxOutputTokens * 0.75),
+      });
+      const attempt = repair?.attempt ?? 1;
+      const focus = repair ? repairFocus(repair.reasons, segments) : undefined;
+
+      const results = await inPool(segments, CONCURRENCY, async (segment, index): Promise<SegmentResult> => {
+        const reasons = focus?.bySegment.get(index);
+        const rendered = renderSegment(
+          segmentTemplate,
+          checklist,
+          segment.events,
+          repair && reasons ? { request: repair, reasons } : undefined,
+        );
+        const { text, record } = await answered(
+          rendered,
+          "segment",
+          segment.root,
+          segmentSchema,
+          attempt,
+          request.segments,
+          signal,
+        );
+        const parsed = parseModelAnswer(SegmentAnswer, text);
+        if (!parsed.ok) return { claims: [], pending: [], record: { ...record, problem: parsed.problem } };
+        return {
+          claims: parsed.value.claims.map((claim) => ({
+            key: claim.key,
+            scope: "global",
+            value: { text: claim.text },
+            polarity: "affirmed",
+            status: "settled",
+            derivedFrom: claim.derivedFrom,
+          })),
+          pending: parsed.value.pending,
+          record,
+        };
+      });
+
+      const claims = [...assertionClaims(context), ...results.flatMap((result) => result.claims)];
+      const pending = results.flatMap((result) => result.pending);
+      const summaryRepair =
+        repair && focus?.summary ? { request: repair, reasons: focus.summary } : undefined;
+      const summaryPrompt = renderSummary(
+        summaryTemplate,
+        claimLinesWithin(
+          claims,
+          settings.contextTokens - settings.maxOutputTokens - templateTokens(summaryTemplate) - 1_000,
+        ),
+        summaryRepair,
+      );
+      const summaryAnswer = await answered(
+        summaryPrompt,
+        "summary",
+        "summary",
+        summarySchema,
+        attempt,
+        request.segments,
+        signal,
+      );
+      const summary = parseModelAnswer(SummaryAnswer, summaryAnswer.text);
+      const cited = new Set([...claims, ...pending].flatMap((item) => item.derivedFrom));
+      const output: ConsolidationOutput = {
+        claims,
+        pending,
+        unresolvedConflicts: context.selection.conflicts.map((conflict) => ({
+          key: conflict.key,
+          scope: conflict.scope,
+          members: conflict.members,
+        })),
+        coldRefs: context.selection.validInputs.map((event) => event.eventId).filter((id) => !cited.has(id)),
+        summary: summary.ok ? summary.value.summary : "",
+      };
+      const summaryRecord = summary.ok
+        ? summaryAnswer.record
+        : { ...summaryAnswer.record, problem: summary.problem };
+      return {
+        answer: JSON.stringify(output),
+        calls: [...results.map((result) => result.record), summaryRecord],
+        templates: [segmentTemplate, summaryTemplate].map(({ version, hash }) => ({ version, hash })),
+      };
+    },
+  };
+}
+
+/** Which segments (by index) and whether the summary each of the gate's reasons is about. */
+function repairFocus(
+  reasons: readonly GateReason[],
+  segments: readonly Segment[],
+): { bySegment: Map<number, GateReason[]>; summary: GateReason[] | undefined } {
+  const segmentOf = new Map<string, number>();
+  segments.forEach((segment, index) => {
+    for (const event of segment.events) segmentOf.set(event.eventId, index);
+  });
+  const bySegment = new Map<number, GateReason[]>();
+  const summary: GateReason[] = [];
+  for (const reason of reasons) {
+    if (reason.code === "summary-foreign-token" || reason.code === "summary-unsupported") {
+      summary.push(reason);
+      continue;
+    }
+    const index = reason.eventId === null ? undefined : segmentOf.get(reason.eventId);
+    if (index !== undefined) bySegment.set(index, [...(bySegment.get(index) ?? []), reason]);
+    else if (reason.eventId === null)
+      // A reason about the whole answer (its schema) sends every segment back with it.
+      segments.forEach((_segment, i) => {
+        bySegment.set(i, [...(bySegment.get(i) ?? []), reason]);
+      });
+  }
+  return { bySegment, summary: summary.length > 0 ? summary : undefined };
+}
+
+/** The claims the summary call is shown: structured and contested first, as many as fit. */
+function claimLinesWithin(claims: readonly Claim[], maxTokens: number): string[] {
+  const ordered = [
+    ...claims.filter((claim) => claim.status === "contested"),
+    ...claims.filter((claim) => claim.status !== "contested"),
+  ];
+  const lines: string[] = [];
+  let used = 0;
+  for (const claim of ordered) {
+    const line = claimLine(claim);
+    const tokens = countTokens(line) + 1;
+    if (used + tokens > maxTokens) {
+      lines.push("- (more claims are not shown)");
+      break;
+    }
+    lines.push(line);
+    used += tokens;
+  }
+  return lines;
+}
+
+/** Runs `work` over the items, at most `limit` at a time, results in the items' order. */
+async function inPool<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
