@@ -28,7 +28,10 @@ const Environment = z.object({
   MEMGATE_DEBUG: z.string().optional(),
 });
 
-const parsed = Environment.safeParse(process.env);
+// An empty variable is an unset one (`OPENAI_API_KEY= memgate …`), as shells and CI write it.
+const parsed = Environment.safeParse(
+  Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== "")),
+);
 if (!parsed.success) {
   const problem = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
   throw new Error(`memgate: bad environment setting (${problem})`);

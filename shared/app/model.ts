@@ -73,6 +73,18 @@ export interface ModelPort {
   /** Whether asking again with the gate's reasons can change the answer (a language model can). */
   readonly repairs?: boolean;
   generate(request: ModelRequest, signal: AbortSignal): Promise<Generation>;
+  /** The prompts a generation would send first, without sending them (`memgate prompt`). */
+  preview?(request: ModelRequest): PromptPreview[];
+}
+
+/** A rendered prompt as `memgate prompt` shows it. */
+export interface PromptPreview {
+  kind: ModelCallKind;
+  /** The input root of the segment's events (segmented generation). */
+  segment?: string;
+  system: string;
+  prompt: string;
+  hash: string;
 }
 
 export type ModelCallKind = "consolidate" | "segment" | "summary" | "judge";

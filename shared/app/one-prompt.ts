@@ -9,6 +9,7 @@ import {
   type ModelCallRecord,
   type ModelPort,
   type ModelRequest,
+  type PromptPreview,
 } from "./model.ts";
 import { decodeModelAnswer, ModelConsolidationOutput, modelSchema } from "./model-output.ts";
 import { RENDERER_VERSION, type RenderedPrompt, renderConsolidation } from "./prompt-render.ts";
@@ -67,15 +68,17 @@ const CONSOLIDATION_SCHEMA = { name: "ConsolidationOutput", json: modelSchema(Mo
  * the same prompt with the gate's reasons appended and asks for a whole new answer.
  */
 export function onePromptGenerator(model: LanguageModel, settings: ModelSettings): ModelPort {
+  const render = (request: ModelRequest) =>
+    renderConsolidation(request.prompt, request.context, { budget: request.budget, repair: request.repair });
   return {
     name: model.name,
     rendererVersion: RENDERER_VERSION,
     repairs: true,
+    preview(request: ModelRequest): PromptPreview[] {
+      return [{ kind: "consolidate", ...render(request) }];
+    },
     async generate(request: ModelRequest, signal: AbortSignal): Promise<Generation> {
-      const rendered = renderConsolidation(request.prompt, request.context, {
-        budget: request.budget,
-        repair: request.repair,
-      });
+      const rendered = render(request);
       const { answer, record } = await ask(
         model,
         settings,

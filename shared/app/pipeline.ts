@@ -516,9 +516,16 @@ async function askModel(deps: GenerateDeps, request: ModelRequest): Promise<Gene
     deps.generationTimeoutMs,
   );
   try {
-    // The deadline wins even over a model that ignores the abort signal.
+    // The deadline wins even over a model that ignores the abort signal; one that stops at once
+    // (between retries) gets a turn first to say what it was waiting out.
     const deadline = new Promise<never>((_resolve, reject) =>
-      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
+      controller.signal.addEventListener(
+        "abort",
+        () => setImmediate(() => reject(controller.signal.reason)),
+        {
+          once: true,
+        },
+      ),
     );
     if (deps.failpoints.action("generate") === "timeout") return await deadline;
     deps.failpoints.hit("generate");

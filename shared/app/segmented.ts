@@ -13,6 +13,7 @@ import {
   type ModelPort,
   type ModelRequest,
   type Prompt,
+  type PromptPreview,
   type SegmentCache,
 } from "./model.ts";
 import { modelSchema, parseModelAnswer, SegmentAnswer, SummaryAnswer } from "./model-output.ts";
@@ -119,6 +120,11 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
   const segmentSchema = { name: "SegmentAnswer", json: modelSchema(SegmentAnswer) };
   const summarySchema = { name: "SummaryAnswer", json: modelSchema(SummaryAnswer) };
   const name = `segmented:${model.name}`;
+  const segmentsOf = (context: GateContext, checklist: ReadonlyMap<string, readonly string[]>) =>
+    segmentEvents(checklist, textEvents(context), {
+      inputTokens: settings.contextTokens - settings.maxOutputTokens - templateTokens(segmentTemplate),
+      outputTokens: Math.floor(settings.maxOutputTokens * 0.75),
+    });
 
   /** Answers one rendered prompt from the cache, or asks the model and caches what parses. */
   async function answered(
@@ -159,13 +165,19 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     name,
     rendererVersion: RENDERER_VERSION,
     repairs: true,
+    preview(request: ModelRequest): PromptPreview[] {
+      const checklist = checklistByEvent(request.context);
+      // The summary prompt is rendered from the segments' answers, so only they can be shown first.
+      return segmentsOf(request.context, checklist).map((segment) => ({
+        kind: "segment",
+        segment: segment.root,
+        ...renderSegment(segmentTemplate, checklist, segment.events),
+      }));
+    },
     async generate(request: ModelRequest, signal: AbortSignal): Promise<Generation> {
       const { context, repair } = request;
       const checklist = checklistByEvent(context);
-      const segments = segmentEvents(checklist, textEvents(context), {
-        inputTokens: settings.contextTokens - settings.maxOutputTokens - templateTokens(segmentTemplate),
-        outputTokens: Math.floor(settings.maxOutputTokens * 0.75),
-      });
+      const segments = segmentsOf(context, checklist);
       const attempt = repair?.attempt ?? 1;
       const focus = repair ? repairFocus(repair.reasons, segments) : undefined;
 

@@ -20,6 +20,7 @@ Commands:
   clock        the subject's highWater, inputEpoch and alias
   snapshot     the snapshot message (clock and alias in one read) [--through H]
   generate     make a candidate summary from a snapshot and gate it (not readable yet)
+  prompt       the rendered prompt(s) a model would be sent for a snapshot (nothing is sent)
   publish      the switch: publish a candidate through the alias compare-and-set
   run          generate + publish (the worker)
   consolidate  snapshot + run
@@ -150,7 +151,14 @@ function commandHelp(command: Command): string {
   });
   const width = Math.max(...rows.map(([left]) => left.length));
   const lines = rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`.trimEnd());
-  const models = "model" in command.options ? `\n\nModels: ${Object.keys(MODELS).join(", ")}` : "";
+  const models =
+    "model" in command.options
+      ? `\n\nModels: deterministic-v1 (default); openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY); bedrock:MODEL_ID (AWS credentials, region, AWS_ENDPOINT_URL_BEDROCK_RUNTIME); segmented:INNER; replay:DIR; record:DIR:INNER.\nSizes: MEMGATE_CONTEXT_TOKENS (default 32000), MEMGATE_MAX_OUTPUT_TOKENS (default 4096); repair attempts: MEMGATE_REPAIR_ATTEMPTS (default 2).\nTest doubles: ${Object.keys(
+          MODELS,
+        )
+          .filter((name) => name !== "deterministic-v1")
+          .join(", ")}`
+      : "";
   return `${command.usage}\n\nOptions:\n${lines.join("\n")}${models}`;
 }
 

@@ -10,6 +10,7 @@ import {
   changeTrustPolicy,
   generate,
   publish,
+  readInputs,
   recall,
   revokeEvents,
   run,
@@ -23,6 +24,7 @@ import { workOnMessage } from "../app/worker.ts";
 import { env } from "../config.ts";
 import { Snapshot, Subject, TrustPolicy } from "../domain/schemas.ts";
 import { EventLogError } from "../domain/selector.ts";
+import { countTokens } from "../domain/tokens.ts";
 import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "../domain/validity.ts";
 import { startLocalServer } from "../http/local-server.ts";
 import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
@@ -66,7 +68,7 @@ async function withDeps<T>(
   values: Values,
   io: Io,
   work: (deps: Deps) => Promise<T>,
-  options: { selectorVersion?: SelectorVersion; readOnly?: boolean } = {},
+  options: { selectorVersion?: SelectorVersion; readOnly?: boolean; renderOnly?: boolean } = {},
 ): Promise<T> {
   // Every flag is checked before a store is opened: a refused command creates nothing.
   const store = (values.store as string | undefined) ?? "embedded";
@@ -78,8 +80,9 @@ async function withDeps<T>(
     budget: boundedInt(values.budget, "--budget", MAX_BUDGET_TOKENS),
     timeoutMs: boundedInt(values["timeout-ms"], "--timeout-ms", MAX_TIMEOUT_MS),
     progress: (line: string) => io.err(`memgate: ${line}`),
+    renderOnly: options.renderOnly,
   };
-  if (pipeline.model !== undefined) checkModelName(pipeline.model);
+  if (pipeline.model !== undefined && !options.renderOnly) checkModelName(pipeline.model);
   const stores = await openStores({
     store,
     home: values.home as string | undefined,
@@ -312,6 +315,60 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
         );
         return result.status === "CANDIDATE" ? EXIT.ok : EXIT.rejected;
       });
+    },
+  ),
+
+  prompt: command(
+    "memgate prompt SNAPSHOT.json [--model NAME] [--budget TOKENS]\n\nThe rendered prompt(s) the model would be sent for the snapshot (each segment's, for segmented:<model>); nothing is sent.",
+    {},
+    async (values, positionals, io) => {
+      const snapshot = await readSnapshot(need(positionals, 0, "SNAPSHOT.json"));
+      return withDeps(
+        values,
+        io,
+        async (deps) => {
+          const current = await deps.events.snapshot(snapshot.subject);
+          if (snapshot.highWater > current.highWater)
+            throw new InputError(
+              `the snapshot covers through ${snapshot.highWater}, but the log of ${snapshot.subject} ends at ${current.highWater}`,
+            );
+          const { context } = await readInputs(deps, snapshot.subject, snapshot.highWater);
+          const previews =
+            deps.model.preview?.({
+              snapshot,
+              context,
+              prompt: deps.prompt,
+              ...(deps.budget === undefined ? {} : { budget: deps.budget }),
+            }) ?? [];
+          const prompts = previews.map((preview) => ({
+            ...preview,
+            tokens: countTokens(preview.system) + countTokens(preview.prompt),
+          }));
+          if (values.json === true) {
+            io.out(
+              JSON.stringify({
+                model: deps.model.name,
+                rendererVersion: deps.model.rendererVersion ?? null,
+                prompts,
+              }),
+            );
+            return EXIT.ok;
+          }
+          if (prompts.length === 0) {
+            io.out(`${deps.model.name} sends no prompt: it writes its answer without a language model`);
+            return EXIT.ok;
+          }
+          prompts.forEach((p, i) => {
+            io.out(
+              `=== ${p.kind} prompt ${i + 1} of ${prompts.length} · ${p.hash} · ${p.tokens} tokens${p.segment ? ` · segment ${p.segment}` : ""}\n--- system\n${p.system}\n--- user\n${p.prompt}`,
+            );
+          });
+          if (deps.model.name.startsWith("segmented:"))
+            io.out("=== summary prompt: rendered from the segments' answers, after they arrive");
+          return EXIT.ok;
+        },
+        { readOnly: true, renderOnly: true },
+      );
     },
   ),
 

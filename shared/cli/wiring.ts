@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MemoryQueue } from "../adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "../adapters/embedded/sqlite-store.ts";
-import { modelNamed } from "../adapters/models/models.ts";
+import { modelNamed, modelOptionsFromEnv } from "../adapters/models/models.ts";
 import { parseFailpoints } from "../app/failpoints.ts";
 import type { Deps } from "../app/pipeline.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../app/prompts.ts";
@@ -60,6 +60,8 @@ export interface PipelineOptions {
   prompt?: string | undefined;
   budget?: number | undefined;
   timeoutMs?: number | undefined;
+  /** Only prompts are rendered (`memgate prompt`): no model is called, so no API key is needed. */
+  renderOnly?: boolean | undefined;
   progress: (line: string) => void;
 }
 
@@ -76,7 +78,10 @@ export function checkModelName(name: string): void {
 export function pipelineDeps(stores: Stores, options: PipelineOptions): Deps {
   return {
     ...stores,
-    model: modelNamed(options.model ?? DETERMINISTIC_MODEL),
+    model: modelNamed(options.model ?? DETERMINISTIC_MODEL, {
+      ...modelOptionsFromEnv(),
+      ...(options.renderOnly ? { openAiApiKey: env.OPENAI_API_KEY ?? "not-needed-to-render" } : {}),
+    }),
     prompt: loadPrompt(options.prompt ?? DEFAULT_PROMPT_VERSION),
     now: () => new Date(),
     newId: () => randomUUID().slice(0, 8),

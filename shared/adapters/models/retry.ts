@@ -40,7 +40,12 @@ export async function withRetries<T>(
           cause: error,
         });
       const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (tried - 1));
-      await pause(Math.floor(random() * ceiling), signal);
+      await pause(Math.floor(random() * ceiling), signal).catch(() => {
+        throw new GenerationFailedError(
+          `${model}: ${failure.why}; the generation's deadline ended the retries after ${tried} attempts`,
+          { cause: error },
+        );
+      });
     }
   }
 }
