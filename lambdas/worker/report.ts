@@ -55,6 +55,10 @@ export function reportWork(runtime: LambdaRuntime, messageId: string, outcome: W
           runtime.countBy(MetricNames.GateRejected, MetricDimensions.reason, code, count);
       if (outcome.status === "PUBLISHED")
         metrics.addMetric(MetricNames.PublishLatency, MetricUnit.Milliseconds, Math.round(outcome.elapsedMs));
+      if (outcome.tokens) {
+        runtime.countBy(MetricNames.ModelTokens, MetricDimensions.direction, "input", outcome.tokens.input);
+        runtime.countBy(MetricNames.ModelTokens, MetricDimensions.direction, "output", outcome.tokens.output);
+      }
     }
   }
 }

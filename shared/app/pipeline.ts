@@ -635,7 +635,14 @@ async function recheckInputs(deps: PublishDeps, manifest: Manifest): Promise<voi
 
 export type RunOutcome =
   | GenerateOutcome
-  | { status: "PUBLISHED" | "SHADOW"; artifactId: string; alias?: AliasState; gate: GateReport };
+  | {
+      status: "PUBLISHED" | "SHADOW";
+      artifactId: string;
+      alias?: AliasState;
+      gate: GateReport;
+      /** How the candidate was generated (language models only): calls, tokens, attempts. */
+      generation?: GenerationRecord;
+    };
 
 /** The worker: generate, then publish a passing candidate (`approve` publishes even in shadow mode). */
 export async function run(
@@ -646,9 +653,11 @@ export async function run(
   const generated = await generate(deps, snapshot);
   if (generated.status !== "CANDIDATE") return generated;
   const published = await publish(deps, generated.artifactId, options);
+  const { artifactId, gate, manifest } = generated;
+  const generation = manifest.generation ? { generation: manifest.generation } : {};
   return published.status === "PUBLISHED"
-    ? { status: "PUBLISHED", artifactId: generated.artifactId, alias: published.alias, gate: generated.gate }
-    : { status: "SHADOW", artifactId: generated.artifactId, gate: generated.gate };
+    ? { status: "PUBLISHED", artifactId, alias: published.alias, gate, ...generation }
+    : { status: "SHADOW", artifactId, gate, ...generation };
 }
 
 // ---------------------------------------------------------------- recall

@@ -19,6 +19,8 @@ export type WorkOutcome =
       artifactId: string;
       gate: GateReport;
       elapsedMs: number;
+      /** Tokens a language model read and wrote for it (absent for the deterministic consolidator). */
+      tokens?: { input: number; output: number };
     }
   | { action: "ack"; status: "dropped"; subject: string; detail: string }
   | { action: "ack"; status: "refused"; subject: string; refusal: PublishRefusal; detail: string }
@@ -51,6 +53,7 @@ export async function workOnMessage(
     const outcome = await run(deps, snapshot.data);
     if (outcome.status === "dropped")
       return { action: "ack", status: "dropped", subject, detail: outcome.reason };
+    const generation = "manifest" in outcome ? outcome.manifest.generation : outcome.generation;
     return {
       action: "ack",
       status: outcome.status,
@@ -58,6 +61,7 @@ export async function workOnMessage(
       artifactId: outcome.artifactId,
       gate: outcome.gate,
       elapsedMs: clock() - started,
+      ...(generation ? { tokens: { input: generation.inputTokens, output: generation.outputTokens } } : {}),
     };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);

@@ -89,6 +89,8 @@ async function withDeps<T>(
     mustExist: options.readOnly === true,
   });
   try {
+    // No --model: the store's own setting (`memgate settings --model`), else deterministic-v1.
+    if (pipeline.model === undefined) pipeline.model = (await stores.settings.settings()).model;
     let deps: Deps;
     try {
       deps = {
@@ -688,7 +690,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
   ),
 
   settings: command(
-    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS]",
+    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS] [--model NAME]\n\n--model sets the model commands and memgate serve use when none is named (the Lambdas take MEMGATE_MODEL from the stack).",
     { "publish-mode": { type: "string" }, bypass: { type: "string" }, "rebuild-after": { type: "string" } },
     async (values, _positionals, io) => {
       const mode = values["publish-mode"] as string | undefined;
@@ -704,6 +706,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
           ...(mode === undefined ? {} : { publishMode: mode as "live" | "shadow" }),
           ...(bypass === undefined ? {} : { recallBypass: bypass === "on" }),
           ...(rebuildAfter === undefined ? {} : { rebuildAfterEvents: rebuildAfter }),
+          ...(typeof values.model === "string" ? { model: values.model } : {}),
         };
         const settings =
           Object.keys(patch).length > 0
@@ -713,7 +716,7 @@ export const STORE_COMMANDS: Record<string, StoreCommand> = {
           io,
           values,
           settings,
-          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events`,
+          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events, model ${settings.model ?? "deterministic-v1"}`,
         );
         return EXIT.ok;
       });

@@ -26,7 +26,7 @@ export const MetricNames = {
   RebuildRequested: "RebuildRequested",
   /** Generations that failed (model error, timeout): the message is retried. */
   GenerationFailed: "GenerationFailed",
-  /** Tokens sent to and received from a model. */
+  /** Tokens sent to (direction input) and received from (direction output) a model, per generation. */
   ModelTokens: "ModelTokens",
   /** Queue messages that were not snapshots: logged, counted and acknowledged. */
   PoisonMessage: "PoisonMessage",
@@ -39,4 +39,5 @@ export const MetricDimensions = {
   tenant: "tenant",
   reason: "reason",
   mode: "mode",
+  direction: "direction",
 } as const;

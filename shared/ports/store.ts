@@ -231,6 +231,8 @@ export interface TenantSettings {
   recallBypass: boolean;
   /** A summary whose uncovered tail reaches this many events is rebuilt. */
   rebuildAfterEvents: number;
+  /** The model a command or `memgate serve` uses when none is named (CONTRACT §5 model names); default deterministic-v1. */
+  model?: string;
 }
 
 export const DEFAULT_SETTINGS: TenantSettings = {

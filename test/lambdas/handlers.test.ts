@@ -1,5 +1,6 @@
 // The Lambda handlers invoked in-process with realistic events against DynamoDB Local (with its
 // stream) and moto (S3, SQS): the API, the outbox, the worker and the sweep, end to end.
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -21,6 +22,7 @@ import { MemoryEvent } from "../../shared/domain/schemas.ts";
 import { MetricNames } from "../../shared/observability/metric-names.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
+import { honestSegmentAnswer, startModelServer } from "../support/model-servers.ts";
 import { StreamReader } from "../support/stream-reader.ts";
 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
@@ -263,6 +265,47 @@ describe("the Lambdas on the local engines", () => {
       const line = emitted.find((l) => l.includes(MetricNames.GateRejected));
       expect(line).toBeDefined();
       expect(JSON.parse(line as string)).toMatchObject({ tenant: "acme", reason: expect.any(String) });
+    });
+
+    it("a segmented language model: PUBLISHED, segments kept in S3, ModelTokens emitted per direction", async () => {
+      const server = await startModelServer("openai", (request) =>
+        request.system.includes("SummaryAnswer")
+          ? { answer: { summary: "Memory notes are kept as stated." }, inputTokens: 40, outputTokens: 9 }
+          : { answer: honestSegmentAnswer(request.prompt), inputTokens: 300, outputTokens: 30 },
+      );
+      try {
+        const modelWorker = await coldStart<WorkerHandler>(loadWorker, {
+          MEMGATE_MODEL: "segmented:openai:test-model",
+          OPENAI_BASE_URL: server.url,
+          OPENAI_API_KEY: "sk-lambda-test",
+        });
+        const subject = freshSubject();
+        await queued(subject);
+        emitted.length = 0;
+        const response = await deliver(modelWorker, aws.queueUrl, await receive(aws.queueUrl));
+        expect(response.batchItemFailures).toEqual([]);
+        expect((await call("GET", `${events(subject)}/recall`)).body.mode).toBe("summary");
+        // One segment (the constraint's text; the budget is an assertion, restated exactly) and the summary.
+        expect(
+          server.requests.map((r) => (r.system.includes("SummaryAnswer") ? "summary" : "segment")),
+        ).toEqual(["segment", "summary"]);
+        const kept = await aws.clients.s3.send(
+          new ListObjectsV2Command({
+            Bucket: aws.bucket,
+            Prefix: `segments/${encodeURIComponent(subject)}/`,
+          }),
+        );
+        expect(kept.KeyCount).toBe(2);
+        const tokens = emitted
+          .filter((line) => line.includes(MetricNames.ModelTokens))
+          .map((line) => JSON.parse(line) as { direction: string; ModelTokens: number });
+        expect(tokens.map((t) => [t.direction, t.ModelTokens]).sort()).toEqual([
+          ["input", 340],
+          ["output", 39],
+        ]);
+      } finally {
+        await server.close();
+      }
     });
 
     it("publish refused (the alias moved under it): acknowledged, CasLost emitted", async () => {

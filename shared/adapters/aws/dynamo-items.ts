@@ -46,6 +46,7 @@ export const SettingsItem = z.object({
   publishMode: z.enum(["live", "shadow"]),
   recallBypass: z.boolean(),
   rebuildAfterEvents: z.number().int().positive().default(DEFAULT_SETTINGS.rebuildAfterEvents),
+  model: z.string().min(1).optional(),
 });
 
 export const ClockItem = z.object({

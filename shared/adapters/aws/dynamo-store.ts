@@ -729,7 +729,9 @@ export class DynamoStore implements EventLog, AliasPort, SettingsPort {
     const { Item } = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: SETTINGS_KEY, ConsistentRead: true }),
     );
-    return Item ? SettingsItem.parse(Item) : DEFAULT_SETTINGS;
+    if (!Item) return DEFAULT_SETTINGS;
+    const { model, ...settings } = SettingsItem.parse(Item);
+    return model === undefined ? settings : { ...settings, model };
   }
 
   async updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
