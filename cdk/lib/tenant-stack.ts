@@ -168,6 +168,10 @@ export class TenantStack extends Stack {
       MEMGATE_QUEUE_URL: this.queue.queueUrl,
       MEMGATE_MODEL: tenant.model,
       MEMGATE_GENERATION_TIMEOUT_MS: String(tenant.generationTimeoutSeconds * 1000),
+      ...(tenant.openAiBaseUrl ? { OPENAI_BASE_URL: tenant.openAiBaseUrl } : {}),
+      ...(tenant.contextTokens ? { MEMGATE_CONTEXT_TOKENS: String(tenant.contextTokens) } : {}),
+      ...(tenant.maxOutputTokens ? { MEMGATE_MAX_OUTPUT_TOKENS: String(tenant.maxOutputTokens) } : {}),
+      ...(tenant.repairAttempts ? { MEMGATE_REPAIR_ATTEMPTS: String(tenant.repairAttempts) } : {}),
     };
     const apiFunction = new MemgateFunction(this, "ApiFunction", {
       lambda: "api",
@@ -210,7 +214,7 @@ export class TenantStack extends Stack {
     this.bucket.grantRead(worker);
     this.bucket.grantPut(worker);
     for (const fn of [apiFunction, outbox, sweeper, auditor]) this.queue.grantSendMessages(fn);
-    const bedrockModel = /^bedrock:(.+)$/.exec(tenant.model)?.[1];
+    const bedrockModel = /^(?:segmented:)?bedrock:(.+)$/.exec(tenant.model)?.[1];
     if (bedrockModel)
       worker.addToRolePolicy(
         new PolicyStatement({

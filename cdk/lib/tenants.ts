@@ -20,10 +20,17 @@ export const Tenant = z
       .optional(),
     model: z
       .string()
-      .regex(/^(deterministic-v1|bedrock:[\w.:-]+|openai:[\w.:/-]+)$/, {
-        error: "must be deterministic-v1, bedrock:MODEL_ID or openai:MODEL",
+      .regex(/^(deterministic-v1|(segmented:)?(bedrock:[\w.:-]+|openai:[\w.:/-]+))$/, {
+        error: "must be deterministic-v1, bedrock:MODEL_ID, openai:MODEL or segmented: before either",
       })
       .default("deterministic-v1"),
+    /** An OpenAI-compatible endpoint for openai: models (OPENAI_BASE_URL); its key is not kept here. */
+    openAiBaseUrl: z.url({ error: "must be the endpoint's URL (https://…/v1)" }).optional(),
+    /** The model's context window and answer size in tokens (prompts and segments are sized to fit). */
+    contextTokens: z.number().int().min(1024).optional(),
+    maxOutputTokens: z.number().int().min(256).optional(),
+    /** Attempts per generation when the gate refuses a language model's answer (gate-guided repair). */
+    repairAttempts: z.number().int().min(1).max(10).optional(),
     publishMode: z.enum(["live", "shadow"], { error: 'must be "live" or "shadow"' }).default("live"),
     alarmEmail: z.email({ error: "must be an e-mail address" }).optional(),
     alarmTopicArn: z

@@ -283,7 +283,10 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
       tenant({
         id: "globex",
         jwt: { issuer: "https://auth.globex.example/", audience: ["memgate"] },
-        model: "bedrock:anthropic.claude-sonnet-4-5-v1:0",
+        model: "segmented:bedrock:anthropic.claude-sonnet-4-5-v1:0",
+        contextTokens: 200_000,
+        maxOutputTokens: 8192,
+        repairAttempts: 3,
         workerConcurrency: 5,
       }),
     ]).templates[0] as Template;
@@ -295,6 +298,19 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
       JwtConfiguration: { Issuer: "https://auth.globex.example/", Audience: ["memgate"] },
     });
     template.hasResourceProperties("AWS::ApiGatewayV2::Route", { AuthorizationType: "JWT" });
+  });
+
+  it("hands every function the model, its sizes and the repair attempts", () => {
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: {
+        Variables: Match.objectLike({
+          MEMGATE_MODEL: "segmented:bedrock:anthropic.claude-sonnet-4-5-v1:0",
+          MEMGATE_CONTEXT_TOKENS: "200000",
+          MEMGATE_MAX_OUTPUT_TOKENS: "8192",
+          MEMGATE_REPAIR_ATTEMPTS: "3",
+        }),
+      },
+    });
   });
 
   it("lets the worker invoke that model only, with the tenant's concurrency", () => {
