@@ -63,6 +63,7 @@ import {
   type RepairRequest,
   type SegmentCache,
 } from "./model.ts";
+import { type JudgePort, judgeUndecided } from "./judge.ts";
 import { buildRecallIndex, RecallIndex, searchCold } from "./recall-index.ts";
 
 /**
@@ -86,6 +87,8 @@ export interface Deps {
   budget?: number;
   /** Attempts per generation, the first included, when a model that can repair is refused (default 2). */
   repairAttempts?: number;
+  /** A model judge for the texts the gate cannot decide; none: the deterministic verdict stands. */
+  judge?: JudgePort;
   /** The selector new artifacts are built with (forward recovery may pick v1); default the current one. */
   selectorVersion?: SelectorVersion;
   progress: (line: string) => void;
@@ -106,6 +109,7 @@ export type GenerateDeps = Pick<
   | "generationTimeoutMs"
   | "budget"
   | "repairAttempts"
+  | "judge"
   | "selectorVersion"
   | "progress"
 >;
@@ -474,6 +478,17 @@ async function generateWithRepair(
       generation.answer,
       deps.budget === undefined ? {} : { budget: deps.budget },
     );
+    const { judge } = deps;
+    if (judge && judged.report.verdict === "pass" && judged.undecided.length > 0) {
+      const verdicts = await withDeadline(deps, (signal) => judgeUndecided(context, judged, judge, signal));
+      calls.push(...verdicts.calls.map((call) => ({ ...call, attempt })));
+      if (verdicts.reasons.length > 0)
+        judged.report = {
+          ...judged.report,
+          verdict: "reject",
+          reasons: [...judged.report.reasons, ...verdicts.reasons],
+        };
+    }
     if (judged.report.verdict === "pass" || attempt >= maxAttempts)
       return { generation, judged, attempts, calls };
     attempts.push({ answer: artifactBody(generation.answer), report: judged.report });
@@ -507,6 +522,16 @@ function generationRecord(
 }
 
 async function askModel(deps: GenerateDeps, request: ModelRequest): Promise<Generation> {
+  if (deps.failpoints.action("generate") === "timeout") return withDeadline(deps, () => new Promise(() => {}));
+  deps.failpoints.hit("generate");
+  return withDeadline(deps, (signal) => deps.model.generate(request, signal));
+}
+
+/**
+ * Runs a model's work under the generation deadline: its signal aborts at the deadline, and the
+ * deadline wins even over work that ignores the signal. Any failure is a GenerationFailedError.
+ */
+async function withDeadline<T>(deps: GenerateDeps, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(
     () =>
@@ -516,20 +541,13 @@ async function askModel(deps: GenerateDeps, request: ModelRequest): Promise<Gene
     deps.generationTimeoutMs,
   );
   try {
-    // The deadline wins even over a model that ignores the abort signal; one that stops at once
-    // (between retries) gets a turn first to say what it was waiting out.
+    // Work that stops at once (between retries) gets a turn first to say what it was waiting out.
     const deadline = new Promise<never>((_resolve, reject) =>
-      controller.signal.addEventListener(
-        "abort",
-        () => setImmediate(() => reject(controller.signal.reason)),
-        {
-          once: true,
-        },
-      ),
+      controller.signal.addEventListener("abort", () => setImmediate(() => reject(controller.signal.reason)), {
+        once: true,
+      }),
     );
-    if (deps.failpoints.action("generate") === "timeout") return await deadline;
-    deps.failpoints.hit("generate");
-    const answer = deps.model.generate(request, controller.signal);
+    const answer = work(controller.signal);
     answer.catch(() => {}); // a late failure after the deadline is not an unhandled rejection
     return await Promise.race([answer, deadline]);
   } catch (error) {

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MemoryQueue } from "../adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "../adapters/embedded/sqlite-store.ts";
-import { modelNamed, modelOptionsFromEnv } from "../adapters/models/models.ts";
+import { judgeNamed, modelNamed, modelOptionsFromEnv } from "../adapters/models/models.ts";
 import { parseFailpoints } from "../app/failpoints.ts";
 import type { Deps } from "../app/pipeline.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../app/prompts.ts";
@@ -89,6 +89,7 @@ export function pipelineDeps(stores: Stores, options: PipelineOptions): Deps {
     generationTimeoutMs: options.timeoutMs ?? env.MEMGATE_GENERATION_TIMEOUT_MS ?? 30_000,
     ...(options.budget === undefined ? {} : { budget: options.budget }),
     ...(env.MEMGATE_REPAIR_ATTEMPTS === undefined ? {} : { repairAttempts: env.MEMGATE_REPAIR_ATTEMPTS }),
+    ...(env.MEMGATE_JUDGE === undefined || options.renderOnly ? {} : { judge: judgeNamed(env.MEMGATE_JUDGE) }),
     progress: options.progress,
   };
 }

@@ -72,6 +72,24 @@ export interface Judgement {
   output: ConsolidationOutput | null;
   /** What keeps each must-preserve item, from the same check (null when it never reached the checks). */
   checklist: (() => ChecklistEntry[]) | null;
+  /** Texts the deterministic rules passed without full support: for a model judge to weigh. */
+  undecided: UndecidedText[];
+}
+
+/**
+ * A text the gate let through but could not fully support: a claim or pending text with some
+ * content word its sources lack (support below 1), or a summary sentence reported `low-support`.
+ */
+export interface UndecidedText {
+  kind: "claim" | "summary";
+  /** Where it stands in the candidate: `claims[3]`, `pending[0]`, `summary`. */
+  where: string;
+  text: string;
+  /** The events it cites (for the summary: every valid input). */
+  derivedFrom: readonly string[];
+  key: string | null;
+  scope: string | null;
+  support: number;
 }
 
 /** Runs the gate on a candidate given as the model's raw text (it may be truncated or not JSON). */
@@ -100,6 +118,7 @@ export function judgeCandidateText(
       ),
       output: null,
       checklist: null,
+      undecided: [],
     };
   return judgeCandidate(context, parsed.value, options);
 }
@@ -121,7 +140,7 @@ function judgeCandidate(context: GateContext, raw: unknown, options: GateOptions
         `${issue.path.length > 0 ? issue.path.join(".") : "candidate"}: ${issue.message}`,
       ),
     );
-    return { report: report(context, reasons, null, options), output: null, checklist: null };
+    return { report: report(context, reasons, null, options), output: null, checklist: null, undecided: [] };
   }
   const check = new GateCheck(context, parsed.data, options);
   const reasons = check.run();
@@ -143,6 +162,7 @@ function judgeCandidate(context: GateContext, raw: unknown, options: GateOptions
     report: report(context, reasons, parsed.data, options, tokens, check.warnings),
     output: parsed.data,
     checklist: () => check.checklist(),
+    undecided: check.undecided,
   };
 }
 
@@ -205,6 +225,7 @@ class GateCheck {
   /** Mentions a restating text was already refused for (a changed value): not reported twice. */
   private readonly replacedMentions = new Set<string>();
   readonly warnings: GateWarning[] = [];
+  readonly undecided: UndecidedText[] = [];
   /** Each candidate text is read once, whichever checks look at it. */
   private readonly textMentions = new Map<string, TextMentions>();
   /** Claims by key, built on first need: an honest candidate keeps every item and never asks. */
@@ -916,6 +937,8 @@ class GateCheck {
           sources[0]?.eventId ?? null,
           `${where}: ${support.unsupported.length} of its content words are in none of its sources (${derivedFrom.join(", ")}): ${support.unsupported.slice(0, 8).join(", ")} (support ${support.ratio.toFixed(2)}, needed ${threshold})`,
         );
+      else if (support.ratio < 1 && foreign.length === 0)
+        this.undecided.push({ kind: "claim", where, text, derivedFrom, key, scope, support: support.ratio });
     }
     this.checkSummarySupport();
   }
@@ -929,7 +952,18 @@ class GateCheck {
       const support = supportOf(sentence, words);
       const detail = `summary sentence "${shorten(sentence)}" has support ${support.ratio.toFixed(2)}: ${support.unsupported.slice(0, 8).join(", ")} in no valid input`;
       if (required > 0 && support.ratio < required) this.add("summary-unsupported", null, null, null, detail);
-      else if (support.ratio < LOW_SUPPORT_WARNING) this.warnings.push({ code: "low-support", detail });
+      else if (support.ratio < LOW_SUPPORT_WARNING) {
+        this.warnings.push({ code: "low-support", detail });
+        this.undecided.push({
+          kind: "summary",
+          where: "summary",
+          text: sentence,
+          derivedFrom: this.context.selection.validInputs.map((event) => event.eventId),
+          key: null,
+          scope: null,
+          support: support.ratio,
+        });
+      }
     }
   }
 

@@ -27,7 +27,7 @@ export const SUBJECT_EVENTS = [
     trust: "user",
     text: "Backups must be encrypted and never leave eu-west-1.",
   },
-  { eventId: "e-3", kind: "fact", trust: "user", text: "The staging cluster runs 3 nodes." },
+  { eventId: "e-3", kind: "fact", trust: "user", text: "The staging cluster in Frankfurt runs 3 nodes." },
   {
     eventId: "e-4",
     kind: "decision",

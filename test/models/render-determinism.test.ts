@@ -127,7 +127,7 @@ describe("the rendered prompt", () => {
     const second = await rendered(SUBJECT_EVENTS, []);
     expect(first.one.hash).toBe(second.one.hash);
     expect(first.one.hash).toMatchInlineSnapshot(
-      `"sha256:7e8532fb8c1e2f01ea306655862dadc0666e6eb0771cf0ccf996ba0c96355104"`,
+      `"sha256:d10ace3e44db308bdc967a922c53566d867008beab6da1b4f8b536e36946149d"`,
     );
   });
 });

@@ -16,7 +16,7 @@ import {
   type MetricName,
   SERVICE_NAME,
 } from "../../observability/metric-names.ts";
-import { modelNamed } from "../models/models.ts";
+import { judgeNamed, modelNamed } from "../models/models.ts";
 import { DynamoStore } from "./dynamo-store.ts";
 import { S3ArtifactStore } from "./s3-artifacts.ts";
 import { SqsSnapshotQueue } from "./sqs-queue.ts";
@@ -35,6 +35,7 @@ export const LambdaConfig = z.object({
   MEMGATE_GENERATION_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   MEMGATE_BUDGET_TOKENS: z.coerce.number().int().positive().optional(),
   MEMGATE_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).optional(),
+  MEMGATE_JUDGE: z.string().min(1).optional(),
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 

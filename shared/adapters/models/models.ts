@@ -1,4 +1,5 @@
 import type { Generation, LanguageModel, ModelPort, ModelRequest } from "../../app/model.ts";
+import { type JudgePort, modelJudge } from "../../app/judge.ts";
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings, onePromptGenerator } from "../../app/one-prompt.ts";
 import { segmentedGenerator } from "../../app/segmented.ts";
 import { env } from "../../config.ts";
@@ -143,15 +144,12 @@ export function modelNamed(name: string, options: ModelOptions = modelOptionsFro
     : onePromptGenerator(model, options.settings);
 }
 
-/** The language model a name gives, for the judge (a segmented name is not a judge). */
-export function languageModelNamed(
-  name: string,
-  options: ModelOptions = modelOptionsFromEnv(),
-): LanguageModel {
+/** The judge a model name gives (MEMGATE_JUDGE): one language model, never segmented or a double. */
+export function judgeNamed(name: string, options: ModelOptions = modelOptionsFromEnv()): JudgePort {
   const { segmented, model } = languageModel(name, options);
   if (segmented)
-    throw new Error(`"${name}": a judge is one model (openai:, bedrock:, replay:), not segmented`);
-  return model;
+    throw new Error(`"${name}": a judge is one model (openai:, bedrock:, replay:, record:), not segmented`);
+  return modelJudge(model, options.settings);
 }
 
 function languageModel(name: string, options: ModelOptions): { segmented: boolean; model: LanguageModel } {

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { judgeNamed } from "../../shared/adapters/models/models.ts";
+import { appendEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import type { ConsolidationOutput } from "../../shared/domain/schemas.ts";
+import { type ModelServer, type ReceivedRequest, startModelServer } from "../support/model-servers.ts";
+import { honestAnswer, modelDeps, SUBJECT_EVENTS } from "./fixtures.ts";
+
+/**
+ * The judge port over the OpenAI wire: the worker puts to it what the gate let through without
+ * full support (a claim text with a word its source lacks); `unsupported` refuses the candidate
+ * with the gate's code, the detail saying the judge decided and why, and the repair loop treats
+ * it like any gate reason.
+ */
+const isJudge = (request: ReceivedRequest) => request.system.includes("JudgeAnswer");
+
+/** The staging fact restated with one word its event does not hold: 4 of 5 content words supported. */
+function embellished(honest: ConsolidationOutput): ConsolidationOutput {
+  return {
+    ...honest,
+    claims: honest.claims.map((claim) =>
+      claim.derivedFrom[0] === "e-3" && "text" in claim.value
+        ? { ...claim, value: { text: "The staging cluster in Frankfurt runs 3 nodes in production." } }
+        : claim,
+    ),
+  };
+}
+
+describe("the model judge", () => {
+  let server: ModelServer;
+  let honest: ConsolidationOutput;
+  let judgeSays: "supported" | "unsupported" = "unsupported";
+  beforeAll(async () => {
+    server = await startModelServer("openai", (request) => {
+      if (!isJudge(request)) {
+        const repairing = request.prompt.includes("previous answer was refused");
+        return { answer: repairing ? honest : embellished(honest) };
+      }
+      const ids = [...request.prompt.matchAll(/^### (t-\d+)$/gm)].map((m) => m[1]);
+      return {
+        answer: {
+          verdicts: ids.map((id) => ({
+            id,
+            verdict: judgeSays,
+            reason: judgeSays === "unsupported" ? "the event says nothing about production" : "it restates the event",
+          })),
+        },
+      };
+    });
+  });
+  afterAll(() => server.close());
+
+  const open = (repairAttempts: number) => {
+    const options = { openAiBaseUrl: server.url, openAiApiKey: "sk-judge" };
+    const judge = judgeNamed("openai:judge-model", {
+      ...options,
+      settings: { contextTokens: 32_000, maxOutputTokens: 2_048 },
+    });
+    return modelDeps("openai:writer-model", options, { judge, repairAttempts }).deps;
+  };
+
+  it("an unsupported verdict refuses the candidate with unsupported-claim, naming the judge and its reason", async () => {
+    judgeSays = "unsupported";
+    const deps = open(1);
+    await appendEvents(deps, "alex", SUBJECT_EVENTS);
+    honest = await honestAnswer(deps, "alex");
+    const before = server.requests.length;
+    const outcome = await run(deps, await takeSnapshot(deps, "alex"));
+    expect(outcome.status).toBe("REJECTED");
+    if (outcome.status !== "REJECTED") return;
+    const [refusal] = outcome.gate.reasons;
+    expect(refusal).toMatchObject({ code: "unsupported-claim", eventId: "e-3" });
+    expect(refusal?.detail).toMatch(/the judge openai:judge-model decided it is unsupported: the event says nothing about production/);
+    const judgeRequest = server.requests.slice(before).find(isJudge);
+    expect(judgeRequest?.prompt).toContain("The staging cluster in Frankfurt runs 3 nodes in production.");
+    expect(judgeRequest?.prompt).toContain('{"id":"e-3","kind":"fact","text":"The staging cluster in Frankfurt runs 3 nodes.","trust":"user"}');
+    const manifest = await deps.artifacts.readManifest("alex", outcome.artifactId);
+    expect(manifest.generation?.calls.map((c) => c.kind)).toEqual(["consolidate", "judge"]);
+  });
+
+  it("the repair loop treats the judge's refusal like a gate reason: the second attempt publishes", async () => {
+    judgeSays = "unsupported";
+    const deps = open(2);
+    await appendEvents(deps, "alex", SUBJECT_EVENTS);
+    honest = await honestAnswer(deps, "alex");
+    const before = server.requests.length;
+    const outcome = await run(deps, await takeSnapshot(deps, "alex"));
+    expect(outcome.status).toBe("PUBLISHED");
+    const repair = server.requests.slice(before).find((r) => r.prompt.includes("previous answer was refused"));
+    expect(repair?.prompt).toContain("the judge openai:judge-model decided it is unsupported");
+  });
+
+  it("a supported verdict lets the candidate through", async () => {
+    judgeSays = "supported";
+    const deps = open(1);
+    await appendEvents(deps, "alex", SUBJECT_EVENTS);
+    honest = await honestAnswer(deps, "alex");
+    expect((await run(deps, await takeSnapshot(deps, "alex"))).status).toBe("PUBLISHED");
+  });
+});
