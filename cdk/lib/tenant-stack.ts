@@ -172,6 +172,7 @@ export class TenantStack extends Stack {
       ...(tenant.contextTokens ? { MEMGATE_CONTEXT_TOKENS: String(tenant.contextTokens) } : {}),
       ...(tenant.maxOutputTokens ? { MEMGATE_MAX_OUTPUT_TOKENS: String(tenant.maxOutputTokens) } : {}),
       ...(tenant.repairAttempts ? { MEMGATE_REPAIR_ATTEMPTS: String(tenant.repairAttempts) } : {}),
+      ...(tenant.judge ? { MEMGATE_JUDGE: tenant.judge } : {}),
     };
     const apiFunction = new MemgateFunction(this, "ApiFunction", {
       lambda: "api",
@@ -214,18 +215,25 @@ export class TenantStack extends Stack {
     this.bucket.grantRead(worker);
     this.bucket.grantPut(worker);
     for (const fn of [apiFunction, outbox, sweeper, auditor]) this.queue.grantSendMessages(fn);
-    const bedrockModel = /^(?:segmented:)?bedrock:(.+)$/.exec(tenant.model)?.[1];
-    if (bedrockModel)
-      worker.addToRolePolicy(
+    // The tenant's Bedrock models only: the writer for the worker, the judge for worker and audit.
+    const bedrockId = (name: string | undefined) =>
+      name ? /^(?:segmented:)?bedrock:(.+)$/.exec(name)?.[1] : undefined;
+    const grantModels = (fn: MemgateFunction, ids: Array<string | undefined>) => {
+      const models = [...new Set(ids.filter((id): id is string => id !== undefined))];
+      if (models.length === 0) return;
+      fn.addToRolePolicy(
         new PolicyStatement({
           sid: "InvokeTheTenantsModelOnly",
           actions: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
-          resources: [
-            `arn:${this.partition}:bedrock:${this.region}::foundation-model/${bedrockModel}`,
-            `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${bedrockModel}`,
-          ],
+          resources: models.flatMap((id) => [
+            `arn:${this.partition}:bedrock:${this.region}::foundation-model/${id}`,
+            `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${id}`,
+          ]),
         }),
       );
+    };
+    grantModels(worker, [bedrockId(tenant.model), bedrockId(tenant.judge)]);
+    grantModels(auditor, [bedrockId(tenant.judge)]);
 
     worker.addEventSource(
       new SqsEventSource(this.queue, {

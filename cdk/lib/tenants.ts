@@ -29,6 +29,11 @@ export const Tenant = z
     /** The model's context window and answer size in tokens (prompts and segments are sized to fit). */
     contextTokens: z.number().int().min(1024).optional(),
     maxOutputTokens: z.number().int().min(256).optional(),
+    /** A model judge (bedrock:MODEL_ID or openai:MODEL) for the texts the gate cannot decide. */
+    judge: z
+      .string()
+      .regex(/^(bedrock:[\w.:-]+|openai:[\w.:/-]+)$/, { error: "must be bedrock:MODEL_ID or openai:MODEL" })
+      .optional(),
     /** Attempts per generation when the gate refuses a language model's answer (gate-guided repair). */
     repairAttempts: z.number().int().min(1).max(10).optional(),
     publishMode: z.enum(["live", "shadow"], { error: 'must be "live" or "shadow"' }).default("live"),

@@ -60,7 +60,9 @@ export function modelJudge(model: LanguageModel, settings: ModelSettings): Judge
               ? { verdict: found.verdict, reason: found.reason }
               : {
                   verdict: "unclear",
-                  reason: parsed.ok ? "the judge gave no verdict for it" : `the judge's answer was unreadable (${parsed.problem})`,
+                  reason: parsed.ok
+                    ? "the judge gave no verdict for it"
+                    : `the judge's answer was unreadable (${parsed.problem})`,
                 },
           );
         }
@@ -71,7 +73,9 @@ export function modelJudge(model: LanguageModel, settings: ModelSettings): Judge
 }
 
 function itemBlock(item: JudgeItem): { id: string; block: string; tokens: number } {
-  const block = [`### ${item.id}`, item.text, "cited events:", ...item.events.map((e) => eventLine(e))].join("\n");
+  const block = [`### ${item.id}`, item.text, "cited events:", ...item.events.map((e) => eventLine(e))].join(
+    "\n",
+  );
   return { id: item.id, block, tokens: countTokens(block) };
 }
 

@@ -53,6 +53,7 @@ import type {
 } from "../ports/store.ts";
 import { shownStatus } from "../ports/store.ts";
 import type { Failpoints } from "./failpoints.ts";
+import { type JudgePort, judgeUndecided } from "./judge.ts";
 import {
   type Generation,
   GenerationFailedError,
@@ -63,7 +64,6 @@ import {
   type RepairRequest,
   type SegmentCache,
 } from "./model.ts";
-import { type JudgePort, judgeUndecided } from "./judge.ts";
 import { buildRecallIndex, RecallIndex, searchCold } from "./recall-index.ts";
 
 /**
@@ -522,7 +522,8 @@ function generationRecord(
 }
 
 async function askModel(deps: GenerateDeps, request: ModelRequest): Promise<Generation> {
-  if (deps.failpoints.action("generate") === "timeout") return withDeadline(deps, () => new Promise(() => {}));
+  if (deps.failpoints.action("generate") === "timeout")
+    return withDeadline(deps, () => new Promise(() => {}));
   deps.failpoints.hit("generate");
   return withDeadline(deps, (signal) => deps.model.generate(request, signal));
 }
@@ -543,9 +544,13 @@ async function withDeadline<T>(deps: GenerateDeps, work: (signal: AbortSignal) =
   try {
     // Work that stops at once (between retries) gets a turn first to say what it was waiting out.
     const deadline = new Promise<never>((_resolve, reject) =>
-      controller.signal.addEventListener("abort", () => setImmediate(() => reject(controller.signal.reason)), {
-        once: true,
-      }),
+      controller.signal.addEventListener(
+        "abort",
+        () => setImmediate(() => reject(controller.signal.reason)),
+        {
+          once: true,
+        },
+      ),
     );
     const answer = work(controller.signal);
     answer.catch(() => {}); // a late failure after the deadline is not an unhandled rejection

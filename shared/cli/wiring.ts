@@ -89,7 +89,9 @@ export function pipelineDeps(stores: Stores, options: PipelineOptions): Deps {
     generationTimeoutMs: options.timeoutMs ?? env.MEMGATE_GENERATION_TIMEOUT_MS ?? 30_000,
     ...(options.budget === undefined ? {} : { budget: options.budget }),
     ...(env.MEMGATE_REPAIR_ATTEMPTS === undefined ? {} : { repairAttempts: env.MEMGATE_REPAIR_ATTEMPTS }),
-    ...(env.MEMGATE_JUDGE === undefined || options.renderOnly ? {} : { judge: judgeNamed(env.MEMGATE_JUDGE) }),
+    ...(env.MEMGATE_JUDGE === undefined || options.renderOnly
+      ? {}
+      : { judge: judgeNamed(env.MEMGATE_JUDGE) }),
     progress: options.progress,
   };
 }

@@ -287,6 +287,7 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
         contextTokens: 200_000,
         maxOutputTokens: 8192,
         repairAttempts: 3,
+        judge: "bedrock:anthropic.claude-haiku-4-5-v1:0",
         workerConcurrency: 5,
       }),
     ]).templates[0] as Template;
@@ -308,9 +309,18 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
           MEMGATE_CONTEXT_TOKENS: "200000",
           MEMGATE_MAX_OUTPUT_TOKENS: "8192",
           MEMGATE_REPAIR_ATTEMPTS: "3",
+          MEMGATE_JUDGE: "bedrock:anthropic.claude-haiku-4-5-v1:0",
         }),
       },
     });
+  });
+
+  it("lets the audit invoke the judge model only", () => {
+    const judgeOnly = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) => {
+      const text = JSON.stringify(policy);
+      return text.includes("claude-haiku-4-5") && !text.includes("claude-sonnet-4-5");
+    });
+    expect(judgeOnly).toHaveLength(1);
   });
 
   it("lets the worker invoke that model only, with the tenant's concurrency", () => {

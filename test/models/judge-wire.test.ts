@@ -41,7 +41,10 @@ describe("the model judge", () => {
           verdicts: ids.map((id) => ({
             id,
             verdict: judgeSays,
-            reason: judgeSays === "unsupported" ? "the event says nothing about production" : "it restates the event",
+            reason:
+              judgeSays === "unsupported"
+                ? "the event says nothing about production"
+                : "it restates the event",
           })),
         },
       };
@@ -69,10 +72,14 @@ describe("the model judge", () => {
     if (outcome.status !== "REJECTED") return;
     const [refusal] = outcome.gate.reasons;
     expect(refusal).toMatchObject({ code: "unsupported-claim", eventId: "e-3" });
-    expect(refusal?.detail).toMatch(/the judge openai:judge-model decided it is unsupported: the event says nothing about production/);
+    expect(refusal?.detail).toMatch(
+      /the judge openai:judge-model decided it is unsupported: the event says nothing about production/,
+    );
     const judgeRequest = server.requests.slice(before).find(isJudge);
     expect(judgeRequest?.prompt).toContain("The staging cluster in Frankfurt runs 3 nodes in production.");
-    expect(judgeRequest?.prompt).toContain('{"id":"e-3","kind":"fact","text":"The staging cluster in Frankfurt runs 3 nodes.","trust":"user"}');
+    expect(judgeRequest?.prompt).toContain(
+      '{"id":"e-3","kind":"fact","text":"The staging cluster in Frankfurt runs 3 nodes.","trust":"user"}',
+    );
     const manifest = await deps.artifacts.readManifest("alex", outcome.artifactId);
     expect(manifest.generation?.calls.map((c) => c.kind)).toEqual(["consolidate", "judge"]);
   });
@@ -85,7 +92,9 @@ describe("the model judge", () => {
     const before = server.requests.length;
     const outcome = await run(deps, await takeSnapshot(deps, "alex"));
     expect(outcome.status).toBe("PUBLISHED");
-    const repair = server.requests.slice(before).find((r) => r.prompt.includes("previous answer was refused"));
+    const repair = server.requests
+      .slice(before)
+      .find((r) => r.prompt.includes("previous answer was refused"));
     expect(repair?.prompt).toContain("the judge openai:judge-model decided it is unsupported");
   });
 

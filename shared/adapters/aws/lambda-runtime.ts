@@ -101,6 +101,7 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
     ...(config.MEMGATE_REPAIR_ATTEMPTS === undefined
       ? {}
       : { repairAttempts: config.MEMGATE_REPAIR_ATTEMPTS }),
+    ...(config.MEMGATE_JUDGE === undefined ? {} : { judge: judgeNamed(config.MEMGATE_JUDGE) }),
     progress: (line) => logger.debug(line),
   };
   return {

@@ -1,5 +1,5 @@
-import type { Generation, LanguageModel, ModelPort, ModelRequest } from "../../app/model.ts";
 import { type JudgePort, modelJudge } from "../../app/judge.ts";
+import type { Generation, LanguageModel, ModelPort, ModelRequest } from "../../app/model.ts";
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings, onePromptGenerator } from "../../app/one-prompt.ts";
 import { segmentedGenerator } from "../../app/segmented.ts";
 import { env } from "../../config.ts";
