@@ -347,7 +347,8 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
     const bedrockPolicies = Object.values(resourcesOf(template)).filter(
       (r) => r.Type === "AWS::IAM::Policy" && JSON.stringify(r).includes("bedrock:"),
     );
-    expect(bedrockPolicies).toHaveLength(1);
+    // The worker's (writer and judge) and the audit's (judge only), nobody else's.
+    expect(bedrockPolicies).toHaveLength(2);
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       ScalingConfig: { MaximumConcurrency: 5 },
     });
