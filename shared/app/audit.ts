@@ -1,9 +1,10 @@
-import { gateCandidate } from "../domain/gate.ts";
+import { judgeCandidateText } from "../domain/gate.ts";
 import { countReasons, type GateReasonCode } from "../domain/gate-report.ts";
 import { inputRoot, recomputedEventHash } from "../domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "../domain/schemas.ts";
 import { seededRandom } from "../domain/seeded-random.ts";
 import { selectorNamed } from "../domain/validity.ts";
+import { judgeUndecided } from "./judge.ts";
 import type { Deps } from "./pipeline.ts";
 import { rawBeforeRecord, rawForRecord, readInputs } from "./pipeline.ts";
 
@@ -17,6 +18,8 @@ export const FALSE_FACT_REASONS: ReadonlySet<GateReasonCode> = new Set<GateReaso
   "conflict-invented",
   "conflict-settled",
   "summary-foreign-token",
+  // Only a judge's verdict (or a policy's summarySupport) gives this one: prose the events do not say.
+  "summary-unsupported",
 ]);
 
 export interface AuditFinding {
@@ -41,6 +44,8 @@ export interface AuditReport {
   reasonCounts: Partial<Record<GateReasonCode, number>>;
   /** Artifacts taken out of service (marked STALE) and rebuilt. */
   contained: string[];
+  /** Texts the deterministic rules could not decide that a model judge weighed (0 without a judge). */
+  judged: number;
 }
 
 export interface AuditOptions {
@@ -48,6 +53,8 @@ export interface AuditOptions {
   /** Audit this many subjects, chosen by `seed` (the same seed, the same sample). */
   sample?: number;
   seed?: number;
+  /** How long the judge may take over one summary (default 120 s). */
+  judgeTimeoutMs?: number;
 }
 
 /**
@@ -59,7 +66,7 @@ export interface AuditOptions {
  * answers raw) and a rebuild is requested.
  */
 export async function audit(
-  deps: Pick<Deps, "events" | "artifacts" | "settings" | "queue" | "progress">,
+  deps: Pick<Deps, "events" | "artifacts" | "settings" | "queue" | "progress" | "judge">,
   options: AuditOptions = {},
 ): Promise<AuditReport> {
   const all = options.subjects ? [...options.subjects] : await deps.events.listSubjects();
@@ -73,6 +80,7 @@ export async function audit(
     findings: [],
     reasonCounts: {},
     contained: [],
+    judged: 0,
   };
   for (const subject of subjects) {
     const snapshot = await deps.events.snapshot(subject);
@@ -95,7 +103,28 @@ export async function audit(
       report.staleVisible++;
       findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
     }
-    const gate = gateCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
+    const judged = judgeCandidateText(
+      context,
+      JSON.stringify(await deps.artifacts.readArtifact(subject, artifactId)),
+    );
+    const gate = judged.report;
+    // What the rules cannot decide goes to the judge when one is configured (CONTRACT §4b's limits).
+    if (deps.judge && judged.undecided.length > 0) {
+      try {
+        const verdicts = await judgeUndecided(
+          context,
+          judged,
+          deps.judge,
+          AbortSignal.timeout(options.judgeTimeoutMs ?? 120_000),
+        );
+        report.judged += judged.undecided.length;
+        gate.reasons.push(...verdicts.reasons);
+      } catch (error) {
+        deps.progress(
+          `audit: the judge could not weigh ${artifactId} (${error instanceof Error ? error.message : String(error)}); its texts are not measured`,
+        );
+      }
+    }
     for (const [code, count] of Object.entries(countReasons(gate.reasons)))
       report.reasonCounts[code as GateReasonCode] =
         (report.reasonCounts[code as GateReasonCode] ?? 0) + count;

@@ -57,6 +57,7 @@ export async function evalCommand(
             `${report.subjects} subjects (key facts from ${report.keyFactSource}); the gate refused ${report.gateRejected} answers`,
             `  key-fact recall      ${shown(report.keyFactRecall)}`,
             `  false-new-fact rate  ${shown(report.falseNewFactRate)}${(report.falseNewFactRate ?? 0) > 0 ? "  BLOCKING" : ""}`,
+            `    of which the judge  ${shown(report.judgeFalseNewFactRate)}${deps.judge ? ` (${deps.judge.name})` : " (no judge: set MEMGATE_JUDGE)"}`,
             `  conflict retention   ${shown(report.conflictRetention)}`,
             `  token reduction      ${shown(report.tokenReduction)}`,
             `  stale visible        ${report.staleVisible}${report.staleVisible > 0 ? "  BLOCKING" : ""}`,

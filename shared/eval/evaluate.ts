@@ -1,7 +1,7 @@
 import type { Deps } from "../app/pipeline.ts";
 import { appendEvents, generate, readInputs, takeSnapshot } from "../app/pipeline.ts";
 import { gateChecklist } from "../domain/gate.ts";
-import type { ConsolidationOutput, MemoryEvent, SequencedEvent } from "../domain/schemas.ts";
+import type { Claim, ConsolidationOutput, MemoryEvent, SequencedEvent } from "../domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
 import { seededRandom } from "../domain/seeded-random.ts";
 import { countTokens } from "../domain/tokens.ts";
@@ -15,6 +15,9 @@ export interface EvalSubject {
   keyFactsKept: number;
   claims: number;
   unsupportedClaims: number;
+  /** Text claims a model judge weighed (0 without a judge), and those it found unsupported. */
+  judgedClaims: number;
+  judgeUnsupported: number;
   conflicts: number;
   conflictsKept: number;
   rawTokens: number;
@@ -25,8 +28,10 @@ export interface EvalReport {
   subjects: number;
   /** Gold facts (or, without gold, must-preserve items) the consolidation keeps; null when none. */
   keyFactRecall: number | null;
-  /** Claims the independent checker finds unsupported by their cited events; null when no claim. */
+  /** Claims the independent checker (or the judge, when configured) finds unsupported by their cited events; null when no claim. */
   falseNewFactRate: number | null;
+  /** Of the text claims a model judge weighed, the share it found unsupported; null: not measured (no judge). */
+  judgeFalseNewFactRate: number | null;
   /** Conflicts of the inputs listed as unresolved; null when the inputs hold none. */
   conflictRetention: number | null;
   /** 1 − recall tokens / raw valid-event tokens (cl100k_base), over all subjects. */
@@ -79,6 +84,10 @@ export async function evaluate(
       sum((s) => s.unsupportedClaims),
       sum((s) => s.claims),
     ),
+    judgeFalseNewFactRate: ratio(
+      sum((s) => s.judgeUnsupported),
+      sum((s) => s.judgedClaims),
+    ),
     conflictRetention: ratio(
       sum((s) => s.conflictsKept),
       sum((s) => s.conflicts),
@@ -122,13 +131,28 @@ async function evaluateSubject(
     keyFacts = checklist.length;
     keyFactsKept = checklist.filter((entry) => entry.keptBy !== null).length;
   }
-  const unsupportedClaims = body.claims.filter(
-    (claim) =>
-      !independentlySupported(
-        claim,
-        claim.derivedFrom.flatMap((id) => byId.get(id) ?? []),
-      ),
-  ).length;
+  const sourcesOf = (claim: Claim) => claim.derivedFrom.flatMap((id) => byId.get(id) ?? []);
+  const unsupported = new Set(
+    body.claims.filter((claim) => !independentlySupported(claim, sourcesOf(claim))),
+  );
+  // The judge weighs every text claim the independent checker let through (its meaning, not its tokens).
+  const textClaims = body.claims.filter((claim) => "text" in claim.value && !unsupported.has(claim));
+  let judgeUnsupported = 0;
+  if (deps.judge && textClaims.length > 0) {
+    const items = textClaims.map((claim, i) => ({
+      id: `c-${i + 1}`,
+      text: "text" in claim.value ? claim.value.text : "",
+      events: sourcesOf(claim),
+    }));
+    const { verdicts } = await deps.judge.judge(items, AbortSignal.timeout(deps.generationTimeoutMs));
+    textClaims.forEach((claim, i) => {
+      if (verdicts.get(`c-${i + 1}`)?.verdict === "unsupported") {
+        unsupported.add(claim);
+        judgeUnsupported++;
+      }
+    });
+  }
+  const unsupportedClaims = unsupported.size;
   const listed = new Set(body.unresolvedConflicts.map((c) => `${c.key}\u0000${c.scope}`));
   const conflicts = context.selection.conflicts;
   const { coldRefs: _cold, ...served } = body;
@@ -139,6 +163,8 @@ async function evaluateSubject(
     keyFactsKept,
     claims: body.claims.length,
     unsupportedClaims,
+    judgedClaims: deps.judge ? textClaims.length : 0,
+    judgeUnsupported,
     conflicts: conflicts.length,
     conflictsKept: conflicts.filter((c) => listed.has(`${c.key}\u0000${c.scope}`)).length,
     rawTokens: countTokens(JSON.stringify(valid.map(({ sequence: _s, ...event }) => event))),

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { judgeNamed } from "../../shared/adapters/models/models.ts";
-import { appendEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { audit } from "../../shared/app/audit.ts";
+import { appendEvents, recall, run, takeSnapshot } from "../../shared/app/pipeline.ts";
 import type { ConsolidationOutput } from "../../shared/domain/schemas.ts";
+import { MemoryEvent } from "../../shared/domain/schemas.ts";
+import { evaluate } from "../../shared/eval/evaluate.ts";
 import { type ModelServer, type ReceivedRequest, startModelServer } from "../support/model-servers.ts";
 import { honestAnswer, modelDeps, SUBJECT_EVENTS } from "./fixtures.ts";
 
@@ -35,7 +38,7 @@ describe("the model judge", () => {
         const repairing = request.prompt.includes("previous answer was refused");
         return { answer: repairing ? honest : embellished(honest) };
       }
-      const ids = [...request.prompt.matchAll(/^### (t-\d+)$/gm)].map((m) => m[1]);
+      const ids = [...request.prompt.matchAll(/^### (\S+)$/gm)].map((m) => m[1]);
       return {
         answer: {
           verdicts: ids.map((id) => ({
@@ -96,6 +99,40 @@ describe("the model judge", () => {
       .slice(before)
       .find((r) => r.prompt.includes("previous answer was refused"));
     expect(repair?.prompt).toContain("the judge openai:judge-model decided it is unsupported");
+  });
+
+  it("the audit asks the judge about served summaries: an unsupported text is a false fact, contained at once", async () => {
+    judgeSays = "unsupported";
+    // Published without a judge: the embellished text passes the deterministic rules (support 0.8).
+    const deps = open(1);
+    const { judge, ...withoutJudge } = deps;
+    await appendEvents(deps, "alex", SUBJECT_EVENTS);
+    honest = await honestAnswer(deps, "alex");
+    expect((await run(withoutJudge, await takeSnapshot(deps, "alex"))).status).toBe("PUBLISHED");
+    expect((await audit(withoutJudge, { subjects: ["alex"] })).falseFact).toBe(0);
+    const report = await audit(deps, { subjects: ["alex"] });
+    expect(report).toMatchObject({ served: 1, falseFact: 1, judged: 1 });
+    expect(report.findings[0]?.detail).toMatch(
+      /^unsupported-claim memory:e-3 \(e-3\): .*the judge openai:judge-model decided/,
+    );
+    expect((await recall(deps, "alex")).mode).toBe("raw");
+    expect(judge).toBeDefined();
+  });
+
+  it("the evaluation's false-new-fact rate counts what the judge finds unsupported, and says not measured without one", async () => {
+    const options = { openAiBaseUrl: server.url, openAiApiKey: "sk-judge" };
+    const judge = judgeNamed("openai:judge-model", {
+      ...options,
+      settings: { contextTokens: 32_000, maxOutputTokens: 2_048 },
+    });
+    const dataset = new Map([["alex", SUBJECT_EVENTS.map((e) => MemoryEvent.parse(e))]]);
+    judgeSays = "unsupported";
+    const judged = await evaluate(modelDeps("deterministic-v1", {}, { judge }).deps, dataset, null);
+    expect(judged.judgeFalseNewFactRate).toBe(1);
+    expect(judged.falseNewFactRate).toBeGreaterThan(0);
+    const plain = await evaluate(modelDeps("deterministic-v1").deps, dataset, null);
+    expect(plain.judgeFalseNewFactRate).toBeNull();
+    expect(plain.falseNewFactRate).toBe(0);
   });
 
   it("a supported verdict lets the candidate through", async () => {
