@@ -1,5 +1,5 @@
 // Embedded end-to-end consolidation (snapshot -> select -> model -> gate -> write -> publish) at
-// 1k, 10k and 100k events: time per event should stay flat. Run: npx tsx bench/consolidation-scaling.ts [sizes...]
+// 1k, 10k and 100k events: time per event should stay flat. Run: npx tsx --import ./scripts/text-imports.mjs bench/consolidation-scaling.ts [sizes...]
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 // Gate throughput: our indexed gate vs. the seed's nested `find` loop, same data, same run.
-// Prints times and the ratio; run: npx tsx bench/gate-vs-nested.ts [items]
+// Prints times and the ratio; run: npx tsx --import ./scripts/text-imports.mjs bench/gate-vs-nested.ts [items]
 import { performance } from "node:perf_hooks";
 import { consolidate } from "../shared/domain/consolidator.ts";
 import { buildGateContext, checkConsolidationOutput, gateCandidate } from "../shared/domain/gate.ts";

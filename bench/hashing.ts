@@ -1,5 +1,5 @@
 // Canonical hashing cost: RFC 8785 (canonicalize) + SHA-256 vs. JSON.stringify + SHA-256, same events.
-// Prints both and the ratio; run: npx tsx bench/hashing.ts [events]
+// Prints both and the ratio; run: npx tsx --import ./scripts/text-imports.mjs bench/hashing.ts [events]
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { eventHash } from "../shared/domain/hashing.ts";

@@ -2,7 +2,7 @@
 // embedded SQLite store; and the median latency of a publish (the switch transaction) on both.
 // Starts its own local engines. One-per-call on DynamoDB Local is timed on a sample (default 1,000
 // events: each call is a full fenced transaction, ~20 ms on the local engine); per-event times are
-// what the ratio compares. Run: npx tsx bench/ingest-and-publish.ts [events] [dynamoSingleCalls]
+// what the ratio compares. Run: npx tsx --import ./scripts/text-imports.mjs bench/ingest-and-publish.ts [events] [dynamoSingleCalls]
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 // Randomized interleavings of append, revoke, supersede, snapshot, generate, publish and recall by
 // concurrent workers, each run checked against its whole history (see test/support/interleavings.ts).
-// Run: npx tsx bench/interleavings.ts [embeddedRuns=10000] [awsRuns=0]
+// Run: npx tsx --import ./scripts/text-imports.mjs bench/interleavings.ts [embeddedRuns=10000] [awsRuns=0]
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

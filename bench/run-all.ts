@@ -18,7 +18,8 @@ const benches = readdirSync(here).filter(
 const rows: BenchRow[] = [];
 let failed = 0;
 for (const bench of benches) {
-  const result = spawnSync(process.execPath, ["--import", "tsx", join(here, bench)], {
+  const textImports = join(here, "..", "scripts", "text-imports.mjs");
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--import", textImports, join(here, bench)], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
     maxBuffer: 64 * 1024 * 1024,
