@@ -4,8 +4,8 @@
 // and counts what it is sent (cl100k_base); the figures are prompt sizes, not timings.
 // Run: npx tsx --import ./scripts/text-imports.mjs bench/model-costs.ts [sizes...]
 import type { LanguageModel, ModelCall, SegmentCache } from "../shared/app/model.ts";
-import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../shared/app/prompts.ts";
 import { renderConsolidation } from "../shared/app/prompt-render.ts";
+import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../shared/app/prompts.ts";
 import { segmentedGenerator } from "../shared/app/segmented.ts";
 import { buildGateContext, gateCandidateText } from "../shared/domain/gate.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent, type SequencedEvent } from "../shared/domain/schemas.ts";
@@ -29,10 +29,20 @@ function event(i: number): SequencedEvent {
           eventId: `e-${i}`,
           kind: "fact",
           text: `Project p${i % 40} has a budget of ${i % 90} k USD.`,
-          assertions: [{ key: `p${i % 40}/budget-${i}`, value: { quantity: String(i % 90), unit: "kUSD" }, polarity: "affirmed" }],
+          assertions: [
+            {
+              key: `p${i % 40}/budget-${i}`,
+              value: { quantity: String(i % 90), unit: "kUSD" },
+              polarity: "affirmed",
+            },
+          ],
         }
       : i % 31 === 0
-        ? { eventId: `e-${i}`, kind: "task", text: `Review ticket T-${i} by 2026-12-${String((i % 28) + 1).padStart(2, "0")}.` }
+        ? {
+            eventId: `e-${i}`,
+            kind: "task",
+            text: `Review ticket T-${i} by 2026-12-${String((i % 28) + 1).padStart(2, "0")}.`,
+          }
         : {
             eventId: `e-${i}`,
             kind: i % 7 === 0 ? "constraint" : "fact",
@@ -60,7 +70,9 @@ function countingModel(): LanguageModel & { calls: number; inputTokens: number }
       const input = countTokens(call.system) + countTokens(call.prompt);
       model.inputTokens += input;
       const answer =
-        call.kind === "summary" ? { summary: "Memory notes are kept as stated." } : honestSegmentAnswer(call.prompt);
+        call.kind === "summary"
+          ? { summary: "Memory notes are kept as stated." }
+          : honestSegmentAnswer(call.prompt);
       const text = JSON.stringify(answer);
       return { text, inputTokens: input, outputTokens: countTokens(text) };
     },
@@ -96,7 +108,12 @@ for (const size of plan) {
   const build = async (context: typeof first, highWater: number) => {
     const before = { calls: model.calls, tokens: model.inputTokens };
     const generation = await generator.generate(
-      { snapshot: { subject: "bench", highWater, inputEpoch: 0, expectedAlias: null }, context, prompt, segments: cache },
+      {
+        snapshot: { subject: "bench", highWater, inputEpoch: 0, expectedAlias: null },
+        context,
+        prompt,
+        segments: cache,
+      },
       new AbortController().signal,
     );
     const verdict = gateCandidateText(context, generation.answer).verdict;
@@ -108,7 +125,9 @@ for (const size of plan) {
   if (size >= 10_000) rebuildShareAt10k = [...rebuildShareAt10k, share];
   const line = `${size} events: one prompt ${oneFirst} tokens (${(oneFirst / SETTINGS.contextTokens).toFixed(1)}x the context) then ${oneRebuild} again; segmented ${segFirst.calls} calls / ${segFirst.tokens} tokens (${segFirst.verdict}), rebuild ${segRebuild.calls} calls / ${segRebuild.tokens} tokens (${(share * 100).toFixed(2)} %, ${segRebuild.verdict})`;
   console.log(line);
-  rows.push(`${size}: rebuild ${(share * 100).toFixed(2)} % (${segRebuild.calls} of ${segFirst.calls} calls)`);
+  rows.push(
+    `${size}: rebuild ${(share * 100).toFixed(2)} % (${segRebuild.calls} of ${segFirst.calls} calls)`,
+  );
 }
 
 record({

@@ -19,11 +19,15 @@ const rows: BenchRow[] = [];
 let failed = 0;
 for (const bench of benches) {
   const textImports = join(here, "..", "scripts", "text-imports.mjs");
-  const result = spawnSync(process.execPath, ["--import", "tsx", "--import", textImports, join(here, bench)], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const result = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "--import", textImports, join(here, bench)],
+    {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   for (const line of result.stdout.split("\n")) {
     if (line.startsWith("RESULT ")) rows.push(JSON.parse(line.slice(7)) as BenchRow);
     else if (line !== "") console.log(line);

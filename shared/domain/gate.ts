@@ -222,6 +222,8 @@ class GateCheck {
   private readonly textCovered = new Map<string, string>();
   /** Texts restating text-only sources, judged together per connected part after the claims. */
   private readonly restatements: Restatement[] = [];
+  /** A claim's `text` restating its sources beside its `{text}` value, by the value's restatement. */
+  private readonly alternates = new Map<Restatement, Restatement>();
   /** Mentions a restating text was already refused for (a changed value): not reported twice. */
   private readonly replacedMentions = new Set<string>();
   readonly warnings: GateWarning[] = [];
@@ -388,7 +390,15 @@ class GateCheck {
         );
         return;
       }
-      this.checkTextFidelity(claim.value.text, textSources, where, key, scope);
+      const restatement = this.checkTextFidelity(claim.value.text, textSources, where, key, scope);
+      // Its `text`, when it says another sentence, restates the same sources in the value's place.
+      if (restatement && claim.text !== undefined && claim.text.trim() !== claim.value.text.trim())
+        this.alternates.set(restatement, {
+          ...restatement,
+          text: claim.text,
+          written: this.mentionsIn(claim.text),
+          where: `${where}.text`,
+        });
       return;
     }
     const basis =
@@ -497,19 +507,14 @@ class GateCheck {
     where: string,
     key: string | null,
     scope: string | null,
-  ): void {
+  ): Restatement | null {
     const contributing = sources.filter(contributesMentions);
     for (const source of contributing)
       if (!this.textCovered.has(source.eventId)) this.textCovered.set(source.eventId, where);
-    if (contributing.length === 0) return;
-    this.restatements.push({
-      text,
-      written: this.mentionsIn(text),
-      sources: contributing,
-      where,
-      key,
-      scope,
-    });
+    if (contributing.length === 0) return null;
+    const restatement = { text, written: this.mentionsIn(text), sources: contributing, where, key, scope };
+    this.restatements.push(restatement);
+    return restatement;
   }
 
   /**
@@ -520,6 +525,14 @@ class GateCheck {
    * polarity-flipped; the other classes: value-changed naming the class).
    */
   private checkRestatementParts(): void {
+    this.checkRestatementGraph(this.restatements);
+    // Claims whose `text` says another sentence than their value: the graph again with those texts
+    // in the values' places (each rendering must keep the meaning; they are never summed).
+    if (this.alternates.size > 0)
+      this.checkRestatementGraph(this.restatements.map((r) => this.alternates.get(r) ?? r));
+  }
+
+  private checkRestatementGraph(restatements: readonly Restatement[]): void {
     const parent = new Map<string, string>();
     const find = (node: string): string => {
       let root = node;
@@ -532,11 +545,11 @@ class GateCheck {
       if (!parent.has(b)) parent.set(b, b);
       parent.set(find(a), find(b));
     };
-    this.restatements.forEach((restatement, index) => {
+    restatements.forEach((restatement, index) => {
       for (const source of restatement.sources) union(`text:${index}`, `event:${source.eventId}`);
     });
     const parts = new Map<string, { texts: Restatement[]; sources: Map<string, SequencedEvent> }>();
-    this.restatements.forEach((restatement, index) => {
+    restatements.forEach((restatement, index) => {
       const root = find(`text:${index}`);
       let part = parts.get(root);
       if (!part) {

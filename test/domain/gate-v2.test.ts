@@ -218,6 +218,44 @@ describe("split and merged restatements (connected parts)", () => {
     expect(report.reasons).toEqual([]);
   });
 
+  it("reads a claim's text beside its {text} value as the same restatement in other words, never summed", () => {
+    const withText = (value: string, text: string) => ({
+      ...settled("backup:policy", { text: value }, ["m-1"]),
+      text,
+    });
+    const others = [
+      textClaim("Logs are kept 14 days.", ["m-2"]),
+      textClaim("Metrics are kept 90 days.", ["m-3"]),
+    ];
+    const honest = gate(
+      events,
+      candidate({
+        claims: [
+          withText(
+            "Backups must be encrypted and are never deleted; keep them 30 days.",
+            "Backups must be encrypted, are never deleted, and are kept 30 days.",
+          ),
+          ...others,
+        ],
+      }),
+    );
+    expect(honest.reasons).toEqual([]);
+    const bentText = gate(
+      events,
+      candidate({
+        claims: [
+          withText(
+            "Backups must be encrypted and are never deleted; keep them 30 days.",
+            "Backups may be encrypted, are never deleted, and are kept 30 days.",
+          ),
+          ...others,
+        ],
+      }),
+    );
+    expect(bentText.reasons.map((r) => [r.code, r.eventId])).toContainEqual(["value-changed", "m-1"]);
+    expect(bentText.reasons.some((r) => r.detail.includes("claims[0].text"))).toBe(true);
+  });
+
   it("refuses a split that loses a number or a cue across the part", () => {
     const lostNumber = gate(
       events,
