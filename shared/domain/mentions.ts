@@ -663,16 +663,35 @@ function normalizeForExtraction(text: string): string {
 }
 
 export function extractMentions(raw: string): TextMentions {
+  const known = recentlyRead.get(raw);
+  if (known !== undefined) return known;
+  const read = readMentions(raw);
+  // A bounded memo: a restatement that quotes its source (the common, honest case) is read once.
+  if (recentlyRead.size >= RECENTLY_READ_LIMIT) recentlyRead.clear();
+  recentlyRead.set(raw, read);
+  return read;
+}
+
+/** Texts read lately, by their raw text; results are frozen, so sharing them is safe. */
+const recentlyRead = new Map<string, TextMentions>();
+const RECENTLY_READ_LIMIT = 200_000;
+
+function readMentions(raw: string): TextMentions {
   const normalized = normalizeForExtraction(raw);
   const cues = countCues(normalized);
-  if (!MAY_HOLD_MENTION.test(normalized)) return { mentions: [], negationCues: cues.negation, cues };
+  if (!MAY_HOLD_MENTION.test(normalized))
+    return Object.freeze({ mentions: Object.freeze([]) as unknown as Mention[], negationCues: cues.negation, cues: Object.freeze(cues) as CueCounts });
   const text = normalized;
   const mentions: Mention[] = [];
   for (const match of text.matchAll(SCANNER)) {
     const start = match.index ?? 0;
     mentions.push(...mentionsOf(match.groups ?? {}, text, start, start + match[0].length));
   }
-  return { mentions, negationCues: cues.negation, cues };
+  return Object.freeze({
+    mentions: Object.freeze(mentions) as Mention[],
+    negationCues: cues.negation,
+    cues: Object.freeze(cues) as CueCounts,
+  });
 }
 
 /** Identity of a mention for set comparison. */

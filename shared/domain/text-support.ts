@@ -195,7 +195,22 @@ function withoutMentions(text: string, mentions?: readonly Mention[]): string {
 }
 
 /** The distinct content words of a text (reduced), in first-seen order. */
-export function contentWords(text: string, mentions?: readonly Mention[]): string[] {
+export function contentWords(text: string, mentions?: readonly Mention[]): readonly string[] {
+  // Read with its own mentions, a text always gives the same words: a quoted source is read once.
+  if (mentions !== undefined && mentions !== extractMentions(text).mentions) return readContentWords(text, mentions);
+  const key = `${mentions === undefined ? "read" : "own"}\u0000${text}`;
+  const known = contentWordMemo.get(key);
+  if (known !== undefined) return known;
+  const words = Object.freeze(readContentWords(text, mentions));
+  if (contentWordMemo.size >= CONTENT_WORD_MEMO_LIMIT) contentWordMemo.clear();
+  contentWordMemo.set(key, words);
+  return words;
+}
+
+const contentWordMemo = new Map<string, readonly string[]>();
+const CONTENT_WORD_MEMO_LIMIT = 200_000;
+
+function readContentWords(text: string, mentions?: readonly Mention[]): string[] {
   const stop = removedWords();
   const words = new Set<string>();
   const prose = withoutMentions(normalise(text), mentions).toLowerCase().replace(CHINESE_FRAMING, " ");
