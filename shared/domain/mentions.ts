@@ -680,7 +680,11 @@ function readMentions(raw: string): TextMentions {
   const normalized = normalizeForExtraction(raw);
   const cues = countCues(normalized);
   if (!MAY_HOLD_MENTION.test(normalized))
-    return Object.freeze({ mentions: Object.freeze([]) as unknown as Mention[], negationCues: cues.negation, cues: Object.freeze(cues) as CueCounts });
+    return Object.freeze({
+      mentions: Object.freeze([]) as unknown as Mention[],
+      negationCues: cues.negation,
+      cues: Object.freeze(cues) as CueCounts,
+    });
   const text = normalized;
   const mentions: Mention[] = [];
   for (const match of text.matchAll(SCANNER)) {

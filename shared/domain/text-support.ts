@@ -197,7 +197,8 @@ function withoutMentions(text: string, mentions?: readonly Mention[]): string {
 /** The distinct content words of a text (reduced), in first-seen order. */
 export function contentWords(text: string, mentions?: readonly Mention[]): readonly string[] {
   // Read with its own mentions, a text always gives the same words: a quoted source is read once.
-  if (mentions !== undefined && mentions !== extractMentions(text).mentions) return readContentWords(text, mentions);
+  if (mentions !== undefined && mentions !== extractMentions(text).mentions)
+    return readContentWords(text, mentions);
   const key = `${mentions === undefined ? "read" : "own"}\u0000${text}`;
   const known = contentWordMemo.get(key);
   if (known !== undefined) return known;

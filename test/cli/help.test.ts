@@ -18,6 +18,8 @@ describe("memgate <command> --help", () => {
   });
 
   it("names the models where --model is taken", async () => {
-    expect((await memgate(["run", "--help"])).stdout).toMatch(/Models: deterministic-v1, .*polarity-flip/);
+    expect((await memgate(["run", "--help"])).stdout).toMatch(
+      /Models: deterministic-v1 .*openai:MODEL[\s\S]*Test doubles: .*polarity-flip/,
+    );
   });
 });

@@ -46,6 +46,8 @@ describe("revocation visibility", () => {
     const reader = spawn(process.execPath, [
       "--import",
       "tsx",
+      "--import",
+      join(import.meta.dirname, "../../scripts/text-imports.mjs"),
       join(import.meta.dirname, "../support/recall-worker.ts"),
       home,
       subject,
