@@ -124,9 +124,14 @@ function chineseValue(run: string): number {
   return total + section + digit;
 }
 const ZH_POSITIONAL = /[十百千万亿]/u;
-/** Measure words that make a lone Chinese numeral a number (units are read by the unit table). */
+/**
+ * Measure words that make a lone Chinese numeral a number (units are read by the unit table):
+ * CONTRACT §4b's list, and the classifiers of people, firms, vehicles, sets, books, rounds and
+ * metric volumes and masses that a count stands before just as often (三位工程师, 两家供应商). Not
+ * 种 or 段, which 一 makes a plain article in prose (一种方法, 一段时间).
+ */
 const ZH_MEASURE =
-  /^(?:个月|星期|小时|分钟|公里|千米|厘米|公斤|千克|美元|欧元|[天日周月年分秒次个人元块米克岁倍条项份张台件页%％])/u;
+  /^(?:个月|星期|小时|分钟|公里|千米|厘米|毫米|公斤|千克|毫升|美元|欧元|[天日周月年分秒次个人元块米克岁倍条项份张台件页位名家辆套本篇双层轮升吨%％])/u;
 
 const SCANNER = new RegExp(
   [

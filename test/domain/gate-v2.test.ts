@@ -356,6 +356,17 @@ describe("number words and Chinese numerals", () => {
     expect(keys("两个人")).toEqual(keys("2个人"));
     expect(keys("一些人")).toEqual([]);
     expect(keys("一定要")).toEqual([]);
+    // Classifiers of people, firms and vehicles count too; 一种 and 一段 stay prose.
+    expect(keys("三位工程师")).toEqual(keys("3位工程师"));
+    expect(keys("两家供应商")).toEqual(keys("2家供应商"));
+    expect(keys("五辆车")).toEqual(keys("5辆车"));
+    expect(keys("一种方法")).toEqual([]);
+    expect(keys("一段时间")).toEqual([]);
+    const team = log({ eventId: "z-2", kind: "fact", text: "项目需要三位工程师。" });
+    expect(codes(gate(team, candidate({ claims: [textClaim("项目需要五位工程师。", ["z-2"])] })))).toContain(
+      "value-changed",
+    );
+    expect(gate(team, candidate({ claims: [textClaim("项目需要3位工程师。", ["z-2"])] })).reasons).toEqual([]);
   });
 
   it("passes an amount restated in digits and refuses one bent in words", () => {
