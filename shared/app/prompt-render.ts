@@ -117,10 +117,14 @@ export function conflictLines(context: GateContext): string[] {
   );
 }
 
+const REPAIR_REASONS_SHOWN = 40;
+
 /** The gate's reasons as the model is shown them, to fix on its next attempt. */
 export function repairSection(repair: RepairRequest | undefined, reasons = repair?.reasons ?? []): string {
   if (!repair) return "";
-  const lines = reasons.map((reason) => {
+  // The first reasons in full (a prompt must still fit its context); the rest only counted.
+  const shown = reasons.slice(0, REPAIR_REASONS_SHOWN);
+  const lines = shown.map((reason) => {
     const where = [
       reason.eventId ? `event ${reason.eventId}` : "",
       reason.key ? `key ${JSON.stringify(reason.key)}` : "",
@@ -129,6 +133,8 @@ export function repairSection(repair: RepairRequest | undefined, reasons = repai
       .join(", ");
     return `- ${reason.code}${where ? ` (${where})` : ""}: ${reason.detail}`;
   });
+  if (reasons.length > shown.length)
+    lines.push(`- and ${reasons.length - shown.length} more reasons of these kinds: check every item the same way`);
   return [
     "",
     `## Your previous answer was refused (this is attempt ${repair.attempt}). Answer again in full, fixing each reason:`,
