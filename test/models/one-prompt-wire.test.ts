@@ -261,6 +261,27 @@ describe.each<Protocol>(["openai", "bedrock"])("one prompt over the %s wire", (p
     expect(await deps.artifacts.listRecords("alex")).toEqual([]);
   });
 
+  // OpenAI's own quirk: Bedrock has no such field.
+  if (protocol === "openai")
+    it("a model that refuses max_tokens is asked again with max_completion_tokens, and keeps it", async () => {
+      const { deps } = open();
+      const snapshot = await subjectWith(deps);
+      server.script = (request) =>
+        request.body.max_tokens !== undefined
+          ? {
+              error: 400,
+              type: "invalid_request_error",
+              message:
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            }
+          : { answer: honest };
+      const before = server.requests.length;
+      expect((await run(deps, snapshot)).status).toBe("PUBLISHED");
+      const sent = server.requests.slice(before);
+      expect(sent.map((r) => r.body.max_tokens ?? r.body.max_completion_tokens)).toEqual([4096, 4096]);
+      expect(sent[1]?.body.max_tokens).toBeUndefined();
+    });
+
   it("a model that never answers is ended by the deadline; nothing recorded", async () => {
     const { deps } = open({ generationTimeoutMs: 300 });
     const snapshot = await subjectWith(deps);

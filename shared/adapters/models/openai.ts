@@ -25,28 +25,42 @@ export function openAiModel(model: string, options: OpenAiOptions): LanguageMode
     maxRetries: 0,
     timeout: 24 * 60 * 60 * 1000, // the generation deadline (the signal) ends a call, not the SDK
   });
+  // Older servers (and local ones) take max_tokens; OpenAI's newer models refuse it and take
+  // max_completion_tokens. Start with the first; on that refusal, switch once and keep the switch.
+  let limitField: "max_tokens" | "max_completion_tokens" = "max_tokens";
+  const create = (call: ModelCall, signal: AbortSignal) =>
+    client.chat.completions.create(
+      {
+        model,
+        temperature: 0,
+        [limitField]: call.maxOutputTokens,
+        messages: [
+          { role: "system", content: call.system },
+          { role: "user", content: call.prompt },
+        ],
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: call.schemaName, strict: true, schema: call.schema },
+        },
+      },
+      { signal },
+    );
   return {
     name,
     async complete(call: ModelCall, signal: AbortSignal): Promise<ModelAnswer> {
       const completion = await withRetries(
         name,
-        () =>
-          client.chat.completions.create(
-            {
-              model,
-              temperature: 0,
-              max_tokens: call.maxOutputTokens,
-              messages: [
-                { role: "system", content: call.system },
-                { role: "user", content: call.prompt },
-              ],
-              response_format: {
-                type: "json_schema",
-                json_schema: { name: call.schemaName, strict: true, schema: call.schema },
-              },
-            },
-            { signal },
-          ),
+        async () => {
+          try {
+            return await create(call, signal);
+          } catch (error) {
+            if (limitField === "max_tokens" && refusesMaxTokens(error)) {
+              limitField = "max_completion_tokens";
+              return await create(call, signal);
+            }
+            throw error;
+          }
+        },
         classifyOpenAiError,
         signal,
         options.retry,
@@ -61,6 +75,14 @@ export function openAiModel(model: string, options: OpenAiOptions): LanguageMode
       };
     },
   };
+}
+
+function refusesMaxTokens(error: unknown): boolean {
+  return (
+    error instanceof OpenAI.APIError &&
+    error.status === 400 &&
+    (error.param === "max_tokens" || /max_completion_tokens/.test(error.message))
+  );
 }
 
 export function classifyOpenAiError(error: unknown): Failure {
