@@ -1,5 +1,5 @@
 import type { GateContext, Judgement, UndecidedText } from "../domain/gate.ts";
-import { type GateReason, reason } from "../domain/gate-report.ts";
+import { type GateReason, type GateWarning, reason } from "../domain/gate-report.ts";
 import type { SequencedEvent } from "../domain/schemas.ts";
 import { contentWords } from "../domain/text-support.ts";
 import { countTokens } from "../domain/tokens.ts";
@@ -124,8 +124,8 @@ export async function judgeUndecided(
   judged: Judgement,
   judge: JudgePort,
   signal: AbortSignal,
-): Promise<{ reasons: GateReason[]; calls: ModelCallRecord[] }> {
-  if (judged.undecided.length === 0) return { reasons: [], calls: [] };
+): Promise<{ reasons: GateReason[]; warnings: GateWarning[]; calls: ModelCallRecord[] }> {
+  if (judged.undecided.length === 0) return { reasons: [], warnings: [], calls: [] };
   const items = judged.undecided.map((text, index) => ({
     id: `t-${index + 1}`,
     text: text.text,
@@ -146,5 +146,17 @@ export async function judgeUndecided(
       ),
     ];
   });
-  return { reasons, calls };
+  // An unclear verdict refuses nothing; it is shown where people review (the report's warnings).
+  const warnings = items.flatMap(({ id, undecided }): GateWarning[] => {
+    const verdict = verdicts.get(id);
+    return verdict?.verdict === "unclear"
+      ? [
+          {
+            code: "judge-unclear",
+            detail: `${undecided.where} ("${undecided.text.slice(0, 120)}"): the judge ${judge.name} could not decide: ${verdict.reason}`,
+          },
+        ]
+      : [];
+  });
+  return { reasons, warnings, calls };
 }

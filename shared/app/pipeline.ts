@@ -482,12 +482,14 @@ async function generateWithRepair(
     if (judge && judged.report.verdict === "pass" && judged.undecided.length > 0) {
       const verdicts = await withDeadline(deps, (signal) => judgeUndecided(context, judged, judge, signal));
       calls.push(...verdicts.calls.map((call) => ({ ...call, attempt })));
-      if (verdicts.reasons.length > 0)
-        judged.report = {
-          ...judged.report,
-          verdict: "reject",
-          reasons: [...judged.report.reasons, ...verdicts.reasons],
-        };
+      const warnings = [...(judged.report.warnings ?? []), ...verdicts.warnings];
+      judged.report = {
+        ...judged.report,
+        ...(verdicts.reasons.length > 0
+          ? { verdict: "reject", reasons: [...judged.report.reasons, ...verdicts.reasons] }
+          : {}),
+        ...(warnings.length > 0 ? { warnings } : {}),
+      };
     }
     if (judged.report.verdict === "pass" || attempt >= maxAttempts)
       return { generation, judged, attempts, calls };

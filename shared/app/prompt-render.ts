@@ -134,7 +134,9 @@ export function repairSection(repair: RepairRequest | undefined, reasons = repai
     return `- ${reason.code}${where ? ` (${where})` : ""}: ${reason.detail}`;
   });
   if (reasons.length > shown.length)
-    lines.push(`- and ${reasons.length - shown.length} more reasons of these kinds: check every item the same way`);
+    lines.push(
+      `- and ${reasons.length - shown.length} more reasons of these kinds: check every item the same way`,
+    );
   return [
     "",
     `## Your previous answer was refused (this is attempt ${repair.attempt}). Answer again in full, fixing each reason:`,

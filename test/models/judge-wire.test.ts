@@ -31,7 +31,7 @@ function embellished(honest: ConsolidationOutput): ConsolidationOutput {
 describe("the model judge", () => {
   let server: ModelServer;
   let honest: ConsolidationOutput;
-  let judgeSays: "supported" | "unsupported" = "unsupported";
+  let judgeSays: "supported" | "unsupported" | "unclear" = "unsupported";
   beforeAll(async () => {
     server = await startModelServer("openai", (request) => {
       if (!isJudge(request)) {
@@ -47,7 +47,9 @@ describe("the model judge", () => {
             reason:
               judgeSays === "unsupported"
                 ? "the event says nothing about production"
-                : "it restates the event",
+                : judgeSays === "unclear"
+                  ? "production may be implied by staging, or not"
+                  : "it restates the event",
           })),
         },
       };
@@ -133,6 +135,21 @@ describe("the model judge", () => {
     const plain = await evaluate(modelDeps("deterministic-v1").deps, dataset, null);
     expect(plain.judgeFalseNewFactRate).toBeNull();
     expect(plain.falseNewFactRate).toBe(0);
+  });
+
+  it("an unclear verdict refuses nothing and is shown as a judge-unclear warning", async () => {
+    judgeSays = "unclear";
+    const deps = open(1);
+    await appendEvents(deps, "alex", SUBJECT_EVENTS);
+    honest = await honestAnswer(deps, "alex");
+    const outcome = await run(deps, await takeSnapshot(deps, "alex"));
+    expect(outcome.status).toBe("PUBLISHED");
+    expect(outcome.status !== "dropped" && outcome.gate.warnings).toEqual([
+      expect.objectContaining({
+        code: "judge-unclear",
+        detail: expect.stringContaining("could not decide: production may be implied"),
+      }),
+    ]);
   });
 
   it("a supported verdict lets the candidate through", async () => {
