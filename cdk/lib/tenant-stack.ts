@@ -35,6 +35,7 @@ import { FilterCriteria, FilterRule, StartingPosition } from "aws-cdk-lib/aws-la
 import { DynamoEventSource, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { type ITopic, Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
@@ -173,6 +174,7 @@ export class TenantStack extends Stack {
       ...(tenant.maxOutputTokens ? { MEMGATE_MAX_OUTPUT_TOKENS: String(tenant.maxOutputTokens) } : {}),
       ...(tenant.repairAttempts ? { MEMGATE_REPAIR_ATTEMPTS: String(tenant.repairAttempts) } : {}),
       ...(tenant.judge ? { MEMGATE_JUDGE: tenant.judge } : {}),
+      ...(tenant.openAiKeySecretArn ? { MEMGATE_OPENAI_KEY_SECRET: tenant.openAiKeySecretArn } : {}),
     };
     const apiFunction = new MemgateFunction(this, "ApiFunction", {
       lambda: "api",
@@ -234,6 +236,12 @@ export class TenantStack extends Stack {
     };
     grantModels(worker, [bedrockId(tenant.model), bedrockId(tenant.judge)]);
     grantModels(auditor, [bedrockId(tenant.judge)]);
+    // The OpenAI-compatible key: read by the functions that call a model (worker, audit's judge).
+    if (tenant.openAiKeySecretArn) {
+      const key = Secret.fromSecretCompleteArn(this, "OpenAiKey", tenant.openAiKeySecretArn);
+      key.grantRead(worker);
+      key.grantRead(auditor);
+    }
 
     worker.addEventSource(
       new SqsEventSource(this.queue, {

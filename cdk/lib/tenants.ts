@@ -24,8 +24,15 @@ export const Tenant = z
         error: "must be deterministic-v1, bedrock:MODEL_ID, openai:MODEL or segmented: before either",
       })
       .default("deterministic-v1"),
-    /** An OpenAI-compatible endpoint for openai: models (OPENAI_BASE_URL); its key is not kept here. */
+    /** An OpenAI-compatible endpoint for openai: models (OPENAI_BASE_URL). */
     openAiBaseUrl: z.url({ error: "must be the endpoint's URL (https://…/v1)" }).optional(),
+    /** The Secrets Manager secret holding that endpoint's key: the functions read it, the stack never holds it. */
+    openAiKeySecretArn: z
+      .string()
+      .regex(/^arn:aws[\w-]*:secretsmanager:[\w-]+:\d{12}:secret:[\w/+=.@-]+$/, {
+        error: "must be a Secrets Manager secret ARN",
+      })
+      .optional(),
     /** The model's context window and answer size in tokens (prompts and segments are sized to fit). */
     contextTokens: z.number().int().min(1024).optional(),
     maxOutputTokens: z.number().int().min(256).optional(),

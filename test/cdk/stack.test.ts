@@ -355,6 +355,43 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
   });
 });
 
+describe("a tenant with an OpenAI-compatible model and its key in Secrets Manager", () => {
+  const secret = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:memgate/openai-AbCdEf";
+  let template: Template;
+  beforeAll(() => {
+    template = synth([
+      tenant({
+        id: "initech",
+        model: "segmented:openai:gpt-4o-mini",
+        openAiBaseUrl: "https://llm.initech.example/v1",
+        openAiKeySecretArn: secret,
+      }),
+    ]).templates[0] as Template;
+  });
+
+  it("names the secret, never the key, in the functions' environment", () => {
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: {
+        Variables: Match.objectLike({
+          MEMGATE_MODEL: "segmented:openai:gpt-4o-mini",
+          OPENAI_BASE_URL: "https://llm.initech.example/v1",
+          MEMGATE_OPENAI_KEY_SECRET: secret,
+        }),
+      },
+    });
+    expect(JSON.stringify(template.toJSON())).not.toContain("OPENAI_API_KEY");
+  });
+
+  it("lets the worker and the audit read that secret, and nobody else", () => {
+    const readers = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) =>
+      JSON.stringify(policy).includes("secretsmanager:GetSecretValue"),
+    );
+    expect(readers).toHaveLength(2);
+    for (const policy of readers) expect(JSON.stringify(policy)).toContain("memgate/openai-AbCdEf");
+    expect(JSON.stringify(template.toJSON())).not.toContain("bedrock:InvokeModel");
+  });
+});
+
 describe("two tenants in one app", () => {
   it("synthesise side by side with nothing named alike", () => {
     const { stacks, templates } = synth([tenant({ id: "acme" }), tenant({ id: "initech" })]);

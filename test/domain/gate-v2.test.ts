@@ -366,7 +366,9 @@ describe("number words and Chinese numerals", () => {
     expect(codes(gate(team, candidate({ claims: [textClaim("项目需要五位工程师。", ["z-2"])] })))).toContain(
       "value-changed",
     );
-    expect(gate(team, candidate({ claims: [textClaim("项目需要3位工程师。", ["z-2"])] })).reasons).toEqual([]);
+    expect(gate(team, candidate({ claims: [textClaim("项目需要3位工程师。", ["z-2"])] })).reasons).toEqual(
+      [],
+    );
   });
 
   it("passes an amount restated in digits and refuses one bent in words", () => {

@@ -1,6 +1,7 @@
 // The Lambda handlers invoked in-process with realistic events against DynamoDB Local (with its
 // stream) and moto (S3, SQS): the API, the outbox, the worker and the sweep, end to end.
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { CreateSecretCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -69,6 +70,7 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamoEndpoint,
     AWS_ENDPOINT_URL_S3: endpoints.motoEndpoint,
     AWS_ENDPOINT_URL_SQS: endpoints.motoEndpoint,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.motoEndpoint,
     MEMGATE_TENANT: "acme",
     MEMGATE_TABLE: aws.store.tableName,
     MEMGATE_BUCKET: aws.bucket,
@@ -267,7 +269,18 @@ describe("the Lambdas on the local engines", () => {
       expect(JSON.parse(line as string)).toMatchObject({ tenant: "acme", reason: expect.any(String) });
     });
 
-    it("a segmented language model: PUBLISHED, segments kept in S3, ModelTokens emitted per direction", async () => {
+    it("a segmented language model, its key read from Secrets Manager: PUBLISHED, segments kept in S3, ModelTokens per direction", async () => {
+      const secrets = new SecretsManagerClient({
+        endpoint: endpoints.motoEndpoint,
+        region: "us-east-1",
+        credentials: { accessKeyId: "test", secretAccessKey: "test" },
+      });
+      const { ARN } = await secrets.send(
+        new CreateSecretCommand({
+          Name: `memgate/openai-${process.pid}`,
+          SecretString: JSON.stringify({ apiKey: "sk-from-secrets-manager" }),
+        }),
+      );
       const server = await startModelServer("openai", (request) =>
         request.system.includes("SummaryAnswer")
           ? { answer: { summary: "Memory notes are kept as stated." }, inputTokens: 40, outputTokens: 9 }
@@ -277,7 +290,7 @@ describe("the Lambdas on the local engines", () => {
         const modelWorker = await coldStart<WorkerHandler>(loadWorker, {
           MEMGATE_MODEL: "segmented:openai:test-model",
           OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: "sk-lambda-test",
+          MEMGATE_OPENAI_KEY_SECRET: ARN as string,
         });
         const subject = freshSubject();
         await queued(subject);
@@ -289,6 +302,10 @@ describe("the Lambdas on the local engines", () => {
         expect(
           server.requests.map((r) => (r.system.includes("SummaryAnswer") ? "summary" : "segment")),
         ).toEqual(["segment", "summary"]);
+        expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+          "Bearer sk-from-secrets-manager",
+          "Bearer sk-from-secrets-manager",
+        ]);
         const kept = await aws.clients.s3.send(
           new ListObjectsV2Command({
             Bucket: aws.bucket,

@@ -4,6 +4,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 import { NO_FAILPOINTS } from "../../app/failpoints.ts";
@@ -16,9 +17,10 @@ import {
   type MetricName,
   SERVICE_NAME,
 } from "../../observability/metric-names.ts";
-import { judgeNamed, modelNamed } from "../models/models.ts";
+import { judgeNamed, modelNamed, modelOptionsFromEnv } from "../models/models.ts";
 import { DynamoStore } from "./dynamo-store.ts";
 import { S3ArtifactStore } from "./s3-artifacts.ts";
+import { secretKey } from "./secret-key.ts";
 import { SqsSnapshotQueue } from "./sqs-queue.ts";
 
 /**
@@ -36,6 +38,8 @@ export const LambdaConfig = z.object({
   MEMGATE_BUDGET_TOKENS: z.coerce.number().int().positive().optional(),
   MEMGATE_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).optional(),
   MEMGATE_JUDGE: z.string().min(1).optional(),
+  /** A Secrets Manager secret holding the OpenAI-compatible endpoint's key (never the key itself). */
+  MEMGATE_OPENAI_KEY_SECRET: z.string().min(1).optional(),
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 
@@ -85,13 +89,24 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
   const s3 = tracer.captureAWSv3Client(new S3Client({ forcePathStyle: true }));
   const sqs = tracer.captureAWSv3Client(new SQSClient({}));
   const store = new DynamoStore(dynamo, config.MEMGATE_TABLE);
+  const models = {
+    ...modelOptionsFromEnv(),
+    ...(config.MEMGATE_OPENAI_KEY_SECRET
+      ? {
+          openAiApiKey: secretKey(
+            tracer.captureAWSv3Client(new SecretsManagerClient({})),
+            config.MEMGATE_OPENAI_KEY_SECRET,
+          ),
+        }
+      : {}),
+  };
   const deps: Deps = {
     events: store,
     alias: store,
     artifacts: new S3ArtifactStore(s3, config.MEMGATE_BUCKET, store),
     queue: new SqsSnapshotQueue(sqs, config.MEMGATE_QUEUE_URL),
     settings: store,
-    model: modelNamed(config.MEMGATE_MODEL),
+    model: modelNamed(config.MEMGATE_MODEL, models),
     prompt: loadPrompt(config.MEMGATE_PROMPT),
     now: () => new Date(),
     newId: () => randomUUID().slice(0, 8),
@@ -101,7 +116,7 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
     ...(config.MEMGATE_REPAIR_ATTEMPTS === undefined
       ? {}
       : { repairAttempts: config.MEMGATE_REPAIR_ATTEMPTS }),
-    ...(config.MEMGATE_JUDGE === undefined ? {} : { judge: judgeNamed(config.MEMGATE_JUDGE) }),
+    ...(config.MEMGATE_JUDGE === undefined ? {} : { judge: judgeNamed(config.MEMGATE_JUDGE, models) }),
     progress: (line) => logger.debug(line),
   };
   return {

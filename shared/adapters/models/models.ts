@@ -109,7 +109,8 @@ export const MODELS: Record<string, ModelPort> = {
 export interface ModelOptions {
   settings: ModelSettings;
   openAiBaseUrl?: string | undefined;
-  openAiApiKey?: string | undefined;
+  /** The key, or how to read it when needed (the Lambdas read it from Secrets Manager). */
+  openAiApiKey?: string | (() => Promise<string>) | undefined;
   bedrockEndpoint?: string | undefined;
   bedrockRegion?: string | undefined;
   /** Retries of throttling and 5xx (default: up to 6 attempts, from 250 ms doubling, jittered). */

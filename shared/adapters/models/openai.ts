@@ -5,8 +5,8 @@ import { clientFailure, type Failure, type RetryOptions, withRetries } from "./r
 export interface OpenAiOptions {
   /** Default: OPENAI_BASE_URL, else OpenAI's own endpoint. */
   baseURL?: string | undefined;
-  /** Default: OPENAI_API_KEY. Never a flag, never logged. */
-  apiKey?: string | undefined;
+  /** Default: OPENAI_API_KEY; or read when needed (a secret store). Never a flag, never logged. */
+  apiKey?: string | (() => Promise<string>) | undefined;
   retry?: RetryOptions;
 }
 
