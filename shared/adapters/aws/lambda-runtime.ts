@@ -91,6 +91,7 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
   const store = new DynamoStore(dynamo, config.MEMGATE_TABLE);
   const models = {
     ...modelOptionsFromEnv(),
+    instrument: <T extends object>(client: T): T => tracer.captureAWSv3Client(client),
     ...(config.MEMGATE_OPENAI_KEY_SECRET
       ? {
           openAiApiKey: secretKey(

@@ -13,6 +13,8 @@ export interface BedrockOptions {
   endpoint?: string | undefined;
   region?: string | undefined;
   retry?: RetryOptions;
+  /** Wraps the SDK client (the Lambdas' X-Ray tracer). */
+  instrument?: <T extends object>(client: T) => T;
 }
 
 /** The name of the tool the model is made to call: its input is the answer. */
@@ -27,11 +29,12 @@ export const ANSWER_TOOL = "answer";
  */
 export function bedrockModel(modelId: string, options: BedrockOptions): LanguageModel {
   const name = `bedrock:${modelId}`;
-  const client = new BedrockRuntimeClient({
+  const sdkClient = new BedrockRuntimeClient({
     maxAttempts: 1,
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...(options.region ? { region: options.region } : {}),
   });
+  const client = options.instrument ? options.instrument(sdkClient) : sdkClient;
   return {
     name,
     async complete(call: ModelCall, signal: AbortSignal): Promise<ModelAnswer> {

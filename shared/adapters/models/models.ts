@@ -115,6 +115,8 @@ export interface ModelOptions {
   bedrockRegion?: string | undefined;
   /** Retries of throttling and 5xx (default: up to 6 attempts, from 250 ms doubling, jittered). */
   retry?: RetryOptions;
+  /** Wraps AWS SDK clients (the Lambdas' X-Ray tracer). */
+  instrument?: <T extends object>(client: T) => T;
 }
 
 export function modelOptionsFromEnv(): ModelOptions {
@@ -198,6 +200,7 @@ function languageModel(name: string, options: ModelOptions): { segmented: boolea
           endpoint: options.bedrockEndpoint,
           region: options.bedrockRegion,
           ...(options.retry ? { retry: options.retry } : {}),
+          ...(options.instrument ? { instrument: options.instrument } : {}),
         }),
       };
     default:
