@@ -137,6 +137,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     signal: AbortSignal,
   ): Promise<{ text: string; record: ModelCallRecord }> {
     const key = sha256(`${root}\n${rendered.hash}\n${model.name}`);
+    const where = kind === "segment" ? { segment: root } : {};
     const cached = await cache?.read(key);
     if (cached !== undefined)
       return {
@@ -145,7 +146,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
           kind,
           attempt,
           promptHash: rendered.hash,
-          segment: root,
+          ...where,
           reused: true,
           inputTokens: 0,
           outputTokens: 0,
@@ -158,7 +159,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
         : parseModelAnswer(SummaryAnswer, answer.text).ok;
     // Only an answer that fits its schema is kept: a truncated one is asked again next time.
     if (parses) await cache?.write(key, answer.text);
-    return { text: answer.text, record: { ...record, segment: root } };
+    return { text: answer.text, record: { ...record, ...where } };
   }
 
   return {
