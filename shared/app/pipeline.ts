@@ -4,6 +4,7 @@ import {
   compactReport,
   type GateContext,
   type GateReport,
+  type Judgement,
   judgeCandidateText,
   type RefusedAttempts,
 } from "../domain/gate.ts";
@@ -376,7 +377,11 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     `${refs.length} valid inputs, ${context.mustPreserve.length} must-preserve items; asking ${deps.model.name}`,
   );
 
-  const { generation, judged, attempts, calls } = await generateWithRepair(deps, snapshot, context);
+  const { generation, judged, attempts, calls, repairFailure } = await generateWithRepair(
+    deps,
+    snapshot,
+    context,
+  );
   const answer = generation.answer;
   const report = judged.report;
   const manifest: Manifest = {
@@ -396,7 +401,12 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     createdAt: deps.now().toISOString(),
     ...(deps.model.rendererVersion === undefined
       ? {}
-      : { generation: generationRecord(deps.model.rendererVersion, generation, attempts.length + 1, calls) }),
+      : {
+          generation: {
+            ...generationRecord(deps.model.rendererVersion, generation, attempts.length + 1, calls),
+            ...(repairFailure === undefined ? {} : { repairFailure }),
+          },
+        }),
   };
   const body = artifactBody(answer);
   // A passing candidate gets its recall index (budget order, cold search) written beside it.
@@ -451,9 +461,10 @@ async function generateWithRepair(
   context: GateContext,
 ): Promise<{
   generation: Generation;
-  judged: ReturnType<typeof judgeCandidateText>;
+  judged: Judgement;
   attempts: RefusedAttempts;
   calls: ModelCallRecord[];
+  repairFailure?: string;
 }> {
   const maxAttempts = deps.model.repairs ? (deps.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS) : 1;
   const segments: SegmentCache = {
@@ -463,42 +474,67 @@ async function generateWithRepair(
   const attempts: RefusedAttempts = [];
   const calls: ModelCallRecord[] = [];
   let repair: RepairRequest | undefined;
+  let refused: { generation: Generation; judged: Judgement } | undefined;
   for (let attempt = 1; ; attempt++) {
-    const generation = await askModel(deps, {
-      snapshot,
-      context,
-      prompt: deps.prompt,
-      segments,
-      ...(deps.budget === undefined ? {} : { budget: deps.budget }),
-      ...(repair ? { repair } : {}),
-    });
-    calls.push(...generation.calls);
-    const judged = judgeCandidateText(
-      context,
-      generation.answer,
-      deps.budget === undefined ? {} : { budget: deps.budget },
-    );
-    const { judge } = deps;
-    if (judge && judged.report.verdict === "pass" && judged.undecided.length > 0) {
-      const verdicts = await withDeadline(deps, (signal) => judgeUndecided(context, judged, judge, signal));
-      calls.push(...verdicts.calls.map((call) => ({ ...call, attempt })));
-      const warnings = [...(judged.report.warnings ?? []), ...verdicts.warnings];
-      judged.report = {
-        ...judged.report,
-        ...(verdicts.reasons.length > 0
-          ? { verdict: "reject", reasons: [...judged.report.reasons, ...verdicts.reasons] }
-          : {}),
-        ...(warnings.length > 0 ? { warnings } : {}),
-      };
+    let generation: Generation;
+    let judged: Judgement;
+    try {
+      generation = await askModel(deps, {
+        snapshot,
+        context,
+        prompt: deps.prompt,
+        segments,
+        ...(deps.budget === undefined ? {} : { budget: deps.budget }),
+        ...(repair ? { repair } : {}),
+      });
+      calls.push(...generation.calls);
+      judged = await judgeAttempt(deps, context, generation, attempt, calls);
+    } catch (error) {
+      // A repair is one more chance: when the model cannot answer it, the refusal stands.
+      if (!refused || !(error instanceof GenerationFailedError)) throw error;
+      deps.progress(`the repair of attempt ${attempt - 1} failed (${error.message}); the refusal stands`);
+      attempts.pop();
+      return { ...refused, attempts, calls, repairFailure: error.message };
     }
     if (judged.report.verdict === "pass" || attempt >= maxAttempts)
       return { generation, judged, attempts, calls };
+    refused = { generation, judged };
     attempts.push({ answer: artifactBody(generation.answer), report: judged.report });
     deps.progress(
       `attempt ${attempt} refused (${judged.report.reasons.length} gate reasons); asking ${deps.model.name} to repair`,
     );
     repair = { attempt: attempt + 1, previous: generation.answer, reasons: judged.report.reasons };
   }
+}
+
+/** The gate's verdict on one attempt, and the judge's on what the gate could not decide (when configured). */
+async function judgeAttempt(
+  deps: GenerateDeps,
+  context: GateContext,
+  generation: Generation,
+  attempt: number,
+  calls: ModelCallRecord[],
+): Promise<Judgement> {
+  const judged = judgeCandidateText(
+    context,
+    generation.answer,
+    deps.budget === undefined ? {} : { budget: deps.budget },
+  );
+  const { judge } = deps;
+  if (!judge || judged.report.verdict !== "pass" || judged.undecided.length === 0) return judged;
+  const verdicts = await withDeadline(deps, (signal) => judgeUndecided(context, judged, judge, signal));
+  calls.push(...verdicts.calls.map((call) => ({ ...call, attempt })));
+  const warnings = [...(judged.report.warnings ?? []), ...verdicts.warnings];
+  return {
+    ...judged,
+    report: {
+      ...judged.report,
+      ...(verdicts.reasons.length > 0
+        ? { verdict: "reject" as const, reasons: [...judged.report.reasons, ...verdicts.reasons] }
+        : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
+    },
+  };
 }
 
 function generationRecord(

@@ -384,6 +384,8 @@ export const GenerationRecord = z.object({
   inputTokens: tokenCount,
   outputTokens: tokenCount,
   segments: z.object({ total: tokenCount, reused: tokenCount }).optional(),
+  /** Why the last repair could not be asked (the model failed): the refusal before it stands. */
+  repairFailure: z.string().optional(),
 });
 export type GenerationRecord = z.infer<typeof GenerationRecord>;
 
