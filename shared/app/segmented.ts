@@ -1,5 +1,5 @@
 import { assertionClaims } from "../domain/consolidator.ts";
-import type { GateContext } from "../domain/gate.ts";
+import { budgetTokens, type GateContext } from "../domain/gate.ts";
 import type { GateReason } from "../domain/gate-report.ts";
 import { inputRefs, inputRoot, sha256 } from "../domain/hashing.ts";
 import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "../domain/schemas.ts";
@@ -237,18 +237,27 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
         signal,
       );
       const summary = parseModelAnswer(SummaryAnswer, summaryAnswer.text);
-      const cited = new Set([...claims, ...pending].flatMap((item) => item.derivedFrom));
-      const output: ConsolidationOutput = {
-        claims,
-        pending,
-        unresolvedConflicts: context.selection.conflicts.map((conflict) => ({
-          key: conflict.key,
-          scope: conflict.scope,
-          members: conflict.members,
-        })),
-        coldRefs: context.selection.validInputs.map((event) => event.eventId).filter((id) => !cited.has(id)),
-        summary: summary.ok ? summary.value.summary : "",
+      const assemble = (kept: readonly Claim[]): ConsolidationOutput => {
+        const cited = new Set([...kept, ...pending].flatMap((item) => item.derivedFrom));
+        return {
+          claims: [...kept],
+          pending,
+          unresolvedConflicts: context.selection.conflicts.map((conflict) => ({
+            key: conflict.key,
+            scope: conflict.scope,
+            members: conflict.members,
+          })),
+          coldRefs: context.selection.validInputs.map((event) => event.eventId).filter((id) => !cited.has(id)),
+          summary: summary.ok ? summary.value.summary : "",
+        };
       };
+      const output =
+        request.budget === undefined
+          ? assemble(claims)
+          : withinBudget(assemble, claims, request.budget, (claim) =>
+              // Restatements of events with nothing must-preserve may go cold, newest kept longest.
+              "text" in claim.value && claim.derivedFrom.every((id) => !checklist.has(id)),
+            );
       const summaryRecord = summary.ok
         ? summaryAnswer.record
         : { ...summaryAnswer.record, problem: summary.problem };
@@ -259,6 +268,34 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
       };
     },
   };
+}
+
+/**
+ * The output within the token budget: claims `droppable` says may go cold are left out, the
+ * earliest first, as few as the budget needs (the rest stays; the gate refuses what still does
+ * not fit, as it would the deterministic consolidator's answer).
+ */
+function withinBudget(
+  assemble: (claims: readonly Claim[]) => ConsolidationOutput,
+  claims: readonly Claim[],
+  budget: number,
+  droppable: (claim: Claim) => boolean,
+): ConsolidationOutput {
+  const full = assemble(claims);
+  if (budgetTokens(full) <= budget) return full;
+  const optional = claims.filter(droppable).reverse();
+  const keeping = (count: number) => {
+    const kept = new Set(optional.slice(0, count));
+    return assemble(claims.filter((claim) => !droppable(claim) || kept.has(claim)));
+  };
+  let low = 0;
+  let high = optional.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (budgetTokens(keeping(middle)) <= budget) low = middle;
+    else high = middle - 1;
+  }
+  return keeping(low);
 }
 
 /** Which segments (by index) and whether the summary each of the gate's reasons is about. */

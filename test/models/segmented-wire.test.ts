@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deps } from "../../shared/app/pipeline.ts";
 import { appendEvents, revokeEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { budgetTokens } from "../../shared/domain/gate.ts";
 import { countTokens } from "../../shared/domain/tokens.ts";
 import {
   honestSegmentAnswer,
@@ -138,6 +139,38 @@ describe("segmented consolidation over the wire", () => {
     expect(secondAttempt.filter((call) => !call.reused)).toHaveLength(1);
     const attempts = await deps.artifacts.readAttempts("rack", outcome.artifactId);
     expect(attempts[0]?.report.reasons.map((r) => r.code)).toContain("polarity-flipped");
+  });
+
+  it("under a token budget, restatements of events with nothing must-preserve go cold first; the rest is kept", async () => {
+    server.script = (request) =>
+      isSummary(request) ? { answer: HONEST_SUMMARY } : { answer: honestSegmentAnswer(request.prompt) };
+    const plain = Array.from({ length: 30 }, (_, i) => ({
+      eventId: `p-${i + 1}`,
+      kind: "fact",
+      trust: "user",
+      text: `The team likes the ${["blue", "green", "quiet", "new", "old", "small"][i % 6]} dashboard theme for reviews.`,
+    }));
+    const events = [...plain, ...hostEvents(1, 12)];
+    const unbounded = open(4096, 1024);
+    await appendEvents(unbounded, "themes", events);
+    const full = await run(unbounded, await takeSnapshot(unbounded, "themes"));
+    if (full.status !== "PUBLISHED") throw new Error(`expected PUBLISHED, got ${full.status}`);
+    const tokens =
+      full.gate.stats.tokens ??
+      budgetTokens(await unbounded.artifacts.readArtifact("themes", full.artifactId));
+
+    const budget = tokens - 150;
+    const bounded = open(4096, 1024, { budget });
+    await appendEvents(bounded, "themes", events);
+    const fitted = await run(bounded, await takeSnapshot(bounded, "themes"));
+    expect(fitted.status).toBe("PUBLISHED");
+    if (fitted.status !== "PUBLISHED") return;
+    expect(fitted.gate.stats.tokens).toBeLessThanOrEqual(budget);
+    const body = (await bounded.artifacts.readArtifact("themes", fitted.artifactId)) as {
+      coldRefs: string[];
+    };
+    expect(body.coldRefs.length).toBeGreaterThan(0);
+    expect(body.coldRefs.every((id) => id.startsWith("p-"))).toBe(true);
   });
 
   it("a model that never fixes its answer is REJECTED after the configured attempts, every attempt kept", async () => {
