@@ -247,16 +247,22 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
             scope: conflict.scope,
             members: conflict.members,
           })),
-          coldRefs: context.selection.validInputs.map((event) => event.eventId).filter((id) => !cited.has(id)),
+          coldRefs: context.selection.validInputs
+            .map((event) => event.eventId)
+            .filter((id) => !cited.has(id)),
           summary: summary.ok ? summary.value.summary : "",
         };
       };
       const output =
         request.budget === undefined
           ? assemble(claims)
-          : withinBudget(assemble, claims, request.budget, (claim) =>
-              // Restatements of events with nothing must-preserve may go cold, newest kept longest.
-              "text" in claim.value && claim.derivedFrom.every((id) => !checklist.has(id)),
+          : withinBudget(
+              assemble,
+              claims,
+              request.budget,
+              (claim) =>
+                // Restatements of events with nothing must-preserve may go cold, newest kept longest.
+                "text" in claim.value && claim.derivedFrom.every((id) => !checklist.has(id)),
             );
       const summaryRecord = summary.ok
         ? summaryAnswer.record
