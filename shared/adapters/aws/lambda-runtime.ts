@@ -4,7 +4,6 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
-import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 import { NO_FAILPOINTS } from "../../app/failpoints.ts";
@@ -89,16 +88,12 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
   const s3 = tracer.captureAWSv3Client(new S3Client({ forcePathStyle: true }));
   const sqs = tracer.captureAWSv3Client(new SQSClient({}));
   const store = new DynamoStore(dynamo, config.MEMGATE_TABLE);
+  const instrument = <T extends object>(client: T): T => tracer.captureAWSv3Client(client);
   const models = {
     ...modelOptionsFromEnv(),
-    instrument: <T extends object>(client: T): T => tracer.captureAWSv3Client(client),
+    instrument,
     ...(config.MEMGATE_OPENAI_KEY_SECRET
-      ? {
-          openAiApiKey: secretKey(
-            tracer.captureAWSv3Client(new SecretsManagerClient({})),
-            config.MEMGATE_OPENAI_KEY_SECRET,
-          ),
-        }
+      ? { openAiApiKey: secretKey(config.MEMGATE_OPENAI_KEY_SECRET, { instrument }) }
       : {}),
   };
   const deps: Deps = {

@@ -1,8 +1,7 @@
-import {
+import type {
   BedrockRuntimeClient,
-  type ContentBlock,
-  ConverseCommand,
-  type ConverseCommandOutput,
+  ContentBlock,
+  ConverseCommandOutput,
 } from "@aws-sdk/client-bedrock-runtime";
 import type { DocumentType } from "@smithy/types";
 import type { LanguageModel, ModelAnswer, ModelCall } from "../../app/model.ts";
@@ -29,20 +28,30 @@ export const ANSWER_TOOL = "answer";
  */
 export function bedrockModel(modelId: string, options: BedrockOptions): LanguageModel {
   const name = `bedrock:${modelId}`;
-  const sdkClient = new BedrockRuntimeClient({
-    maxAttempts: 1,
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.region ? { region: options.region } : {}),
-  });
-  const client = options.instrument ? options.instrument(sdkClient) : sdkClient;
+  // The SDK loads on the first call: functions that never call a model never pay for it.
+  let loaded:
+    | Promise<{ sdk: typeof import("@aws-sdk/client-bedrock-runtime"); client: BedrockRuntimeClient }>
+    | undefined;
+  const load = () => {
+    loaded ??= import("@aws-sdk/client-bedrock-runtime").then((sdk) => {
+      const client = new sdk.BedrockRuntimeClient({
+        maxAttempts: 1,
+        ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+        ...(options.region ? { region: options.region } : {}),
+      });
+      return { sdk, client: options.instrument ? options.instrument(client) : client };
+    });
+    return loaded;
+  };
   return {
     name,
     async complete(call: ModelCall, signal: AbortSignal): Promise<ModelAnswer> {
+      const { sdk, client } = await load();
       const output = await withRetries(
         name,
         () =>
           client.send(
-            new ConverseCommand({
+            new sdk.ConverseCommand({
               modelId,
               system: [{ text: call.system }],
               messages: [{ role: "user", content: [{ text: call.prompt }] }],

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { LanguageModel, ModelAnswer, ModelCall } from "../../app/model.ts";
 import { clientFailure, type Failure, type RetryOptions, withRetries } from "./retry.ts";
 
@@ -18,17 +18,25 @@ export interface OpenAiOptions {
  */
 export function openAiModel(model: string, options: OpenAiOptions): LanguageModel {
   const name = `openai:${model}`;
-  const client = new OpenAI({
-    // A local server (Ollama, llama.cpp) needs no key; the SDK insists on one, so it gets a placeholder.
-    apiKey: options.apiKey ?? (options.baseURL ? "no-key" : undefined),
-    baseURL: options.baseURL ?? null,
-    maxRetries: 0,
-    timeout: 24 * 60 * 60 * 1000, // the generation deadline (the signal) ends a call, not the SDK
-  });
+  // The SDK loads on the first call: commands and functions that never call a model never pay for it.
+  let loaded: Promise<{ sdk: typeof OpenAI; client: OpenAI }> | undefined;
+  const load = () => {
+    loaded ??= import("openai").then(({ default: sdk }) => ({
+      sdk,
+      client: new sdk({
+        // A local server (Ollama, llama.cpp) needs no key; the SDK insists on one, so it gets a placeholder.
+        apiKey: options.apiKey ?? (options.baseURL ? "no-key" : undefined),
+        baseURL: options.baseURL ?? null,
+        maxRetries: 0,
+        timeout: 24 * 60 * 60 * 1000, // the generation deadline (the signal) ends a call, not the SDK
+      }),
+    }));
+    return loaded;
+  };
   // Older servers (and local ones) take max_tokens; OpenAI's newer models refuse it and take
   // max_completion_tokens. Start with the first; on that refusal, switch once and keep the switch.
   let limitField: "max_tokens" | "max_completion_tokens" = "max_tokens";
-  const create = (call: ModelCall, signal: AbortSignal) =>
+  const create = (client: OpenAI, call: ModelCall, signal: AbortSignal) =>
     client.chat.completions.create(
       {
         model,
@@ -48,20 +56,21 @@ export function openAiModel(model: string, options: OpenAiOptions): LanguageMode
   return {
     name,
     async complete(call: ModelCall, signal: AbortSignal): Promise<ModelAnswer> {
+      const { sdk, client } = await load();
       const completion = await withRetries(
         name,
         async () => {
           try {
-            return await create(call, signal);
+            return await create(client, call, signal);
           } catch (error) {
-            if (limitField === "max_tokens" && refusesMaxTokens(error)) {
+            if (limitField === "max_tokens" && refusesMaxTokens(sdk, error)) {
               limitField = "max_completion_tokens";
-              return await create(call, signal);
+              return await create(client, call, signal);
             }
             throw error;
           }
         },
-        classifyOpenAiError,
+        (error) => classifyOpenAiError(sdk, error),
         signal,
         options.retry,
       );
@@ -77,18 +86,18 @@ export function openAiModel(model: string, options: OpenAiOptions): LanguageMode
   };
 }
 
-function refusesMaxTokens(error: unknown): boolean {
+function refusesMaxTokens(sdk: typeof OpenAI, error: unknown): boolean {
   return (
-    error instanceof OpenAI.APIError &&
+    error instanceof sdk.APIError &&
     error.status === 400 &&
     (error.param === "max_tokens" || /max_completion_tokens/.test(error.message))
   );
 }
 
-export function classifyOpenAiError(error: unknown): Failure {
-  if (error instanceof OpenAI.APIConnectionError)
+function classifyOpenAiError(sdk: typeof OpenAI, error: unknown): Failure {
+  if (error instanceof sdk.APIConnectionError)
     return { retry: true, why: `the endpoint could not be reached (${error.message})` };
-  if (error instanceof OpenAI.APIError && typeof error.status === "number") {
+  if (error instanceof sdk.APIError && typeof error.status === "number") {
     if (error.status === 429 || error.status === 408 || error.status >= 500)
       return { retry: true, why: `the endpoint answered ${error.status} (${error.message})` };
     return clientFailure(error.status, error.message, error.code);
