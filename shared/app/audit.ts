@@ -1,4 +1,4 @@
-import { judgeCandidateText } from "../domain/gate.ts";
+import { judgeCandidate } from "../domain/gate.ts";
 import { countReasons, type GateReasonCode } from "../domain/gate-report.ts";
 import { inputRoot, recomputedEventHash } from "../domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "../domain/schemas.ts";
@@ -103,10 +103,7 @@ export async function audit(
       report.staleVisible++;
       findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
     }
-    const judged = judgeCandidateText(
-      context,
-      JSON.stringify(await deps.artifacts.readArtifact(subject, artifactId)),
-    );
+    const judged = judgeCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
     const gate = judged.report;
     // What the rules cannot decide goes to the judge when one is configured (CONTRACT §4b's limits).
     if (deps.judge && judged.undecided.length > 0) {

@@ -100,11 +100,10 @@ function dropNulls(value: unknown): unknown {
   );
 }
 
+export type ModelAnswerOf<T> = { ok: true; value: T } | { ok: false; problem: string };
+
 /** Parses an answer against a model schema; the problem names the field when it does not fit. */
-export function parseModelAnswer<T>(
-  schema: z.ZodType<T>,
-  text: string,
-): { ok: true; value: T } | { ok: false; problem: string } {
+export function parseModelAnswer<T>(schema: z.ZodType<T>, text: string): ModelAnswerOf<T> {
   const parsed = parseStrictJson(text);
   if (!parsed.ok) return parsed;
   const result = schema.safeParse(parsed.value);

@@ -65,11 +65,10 @@ export function checklistByEvent(context: GateContext): Map<string, string[]> {
   return byEvent;
 }
 
-/** The checklist of the given events (every valid input when none given), in sequence order. */
-export function checklistLines(
-  context: GateContext,
-  events: readonly SequencedEvent[] = context.selection.validInputs,
-  byEvent: ReadonlyMap<string, readonly string[]> = checklistByEvent(context),
+/** The checklist of the given events, in their (sequence) order. */
+function checklistOf(
+  events: readonly SequencedEvent[],
+  byEvent: ReadonlyMap<string, readonly string[]>,
 ): string[] {
   return events.flatMap((event) => byEvent.get(event.eventId) ?? []);
 }
@@ -155,7 +154,7 @@ export function renderConsolidation(
   const prompt = fillTemplate(template, {
     validIds: inputs.length > 0 ? inputs.map((event) => event.eventId).join(", ") : "(none)",
     inputs: lines(inputs.map((event) => eventLine(event))),
-    checklist: lines(checklistLines(context)),
+    checklist: lines(checklistOf(inputs, checklistByEvent(context))),
     conflicts: lines(conflictLines(context)),
     budget:
       options.budget === undefined
@@ -175,7 +174,7 @@ export function renderSegment(
 ): RenderedPrompt {
   const prompt = fillTemplate(template, {
     inputs: lines(events.map((event) => eventLine(event, false))),
-    checklist: lines(events.flatMap((event) => checklist.get(event.eventId) ?? [])),
+    checklist: lines(checklistOf(events, checklist)),
     repair: repair ? repairSection(repair.request, repair.reasons) : "",
   });
   return renderedPrompt(template, "SegmentAnswer", prompt);

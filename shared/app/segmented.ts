@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { assertionClaims } from "../domain/consolidator.ts";
 import { budgetTokens, type GateContext } from "../domain/gate.ts";
 import type { GateReason } from "../domain/gate-report.ts";
@@ -16,7 +17,13 @@ import {
   type PromptPreview,
   type SegmentCache,
 } from "./model.ts";
-import { modelSchema, parseModelAnswer, SegmentAnswer, SummaryAnswer } from "./model-output.ts";
+import {
+  type ModelAnswerOf,
+  modelSchema,
+  parseModelAnswer,
+  SegmentAnswer,
+  SummaryAnswer,
+} from "./model-output.ts";
 import { ask, type ModelSettings } from "./one-prompt.ts";
 import {
   checklistByEvent,
@@ -117,8 +124,8 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
   const segmentTemplate = loadPrompt(SEGMENT_TEMPLATE);
   const summaryTemplate = loadPrompt(SUMMARY_TEMPLATE);
   const templateTokens = (template: Prompt) => countTokens(template.text) + 200;
-  const segmentSchema = { name: "SegmentAnswer", json: modelSchema(SegmentAnswer) };
-  const summarySchema = { name: "SummaryAnswer", json: modelSchema(SummaryAnswer) };
+  const segmentSchema = { name: "SegmentAnswer", zod: SegmentAnswer, json: modelSchema(SegmentAnswer) };
+  const summarySchema = { name: "SummaryAnswer", zod: SummaryAnswer, json: modelSchema(SummaryAnswer) };
   const name = `segmented:${model.name}`;
   const segmentsOf = (context: GateContext, checklist: ReadonlyMap<string, readonly string[]>) =>
     segmentEvents(checklist, textEvents(context), {
@@ -127,21 +134,21 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     });
 
   /** Answers one rendered prompt from the cache, or asks the model and caches what parses. */
-  async function answered(
+  async function answered<T>(
     rendered: RenderedPrompt,
     kind: "segment" | "summary",
     root: string,
-    schema: { name: string; json: Record<string, unknown> },
+    schema: { name: string; zod: z.ZodType<T>; json: Record<string, unknown> },
     attempt: number,
     cache: SegmentCache | undefined,
     signal: AbortSignal,
-  ): Promise<{ text: string; record: ModelCallRecord }> {
+  ): Promise<{ parsed: ModelAnswerOf<T>; record: ModelCallRecord }> {
     const key = sha256(`${root}\n${rendered.hash}\n${model.name}`);
     const where = kind === "segment" ? { segment: root } : {};
     const cached = await cache?.read(key);
     if (cached !== undefined)
       return {
-        text: cached,
+        parsed: parseModelAnswer(schema.zod, cached),
         record: {
           kind,
           attempt,
@@ -153,13 +160,13 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
         },
       };
     const { answer, record } = await ask(model, settings, kind, rendered, schema, attempt, signal);
-    const parses =
-      kind === "segment"
-        ? parseModelAnswer(SegmentAnswer, answer.text).ok
-        : parseModelAnswer(SummaryAnswer, answer.text).ok;
+    const parsed = parseModelAnswer(schema.zod, answer.text);
     // Only an answer that fits its schema is kept: a truncated one is asked again next time.
-    if (parses) await cache?.write(key, answer.text);
-    return { text: answer.text, record: { ...record, ...where } };
+    if (parsed.ok) await cache?.write(key, answer.text);
+    return {
+      parsed,
+      record: { ...record, ...where, ...(parsed.ok ? {} : { problem: parsed.problem }) },
+    };
   }
 
   return {
@@ -190,7 +197,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
           segment.events,
           repair && reasons ? { request: repair, reasons } : undefined,
         );
-        const { text, record } = await answered(
+        const { parsed, record } = await answered(
           rendered,
           "segment",
           segment.root,
@@ -199,8 +206,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
           request.segments,
           signal,
         );
-        const parsed = parseModelAnswer(SegmentAnswer, text);
-        if (!parsed.ok) return { claims: [], pending: [], record: { ...record, problem: parsed.problem } };
+        if (!parsed.ok) return { claims: [], pending: [], record };
         return {
           claims: parsed.value.claims.map((claim) => ({
             key: claim.key,
@@ -227,7 +233,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
         ),
         summaryRepair,
       );
-      const summaryAnswer = await answered(
+      const { parsed: summary, record: summaryRecord } = await answered(
         summaryPrompt,
         "summary",
         "summary",
@@ -236,7 +242,6 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
         request.segments,
         signal,
       );
-      const summary = parseModelAnswer(SummaryAnswer, summaryAnswer.text);
       const assemble = (kept: readonly Claim[]): ConsolidationOutput => {
         const cited = new Set([...kept, ...pending].flatMap((item) => item.derivedFrom));
         return {
@@ -264,9 +269,6 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
                 // Restatements of events with nothing must-preserve may go cold, newest kept longest.
                 "text" in claim.value && claim.derivedFrom.every((id) => !checklist.has(id)),
             );
-      const summaryRecord = summary.ok
-        ? summaryAnswer.record
-        : { ...summaryAnswer.record, problem: summary.problem };
       return {
         answer: JSON.stringify(output),
         calls: [...results.map((result) => result.record), summaryRecord],

@@ -128,7 +128,8 @@ export function gateCandidate(context: GateContext, raw: unknown, options: GateO
   return judgeCandidate(context, raw, options).report;
 }
 
-function judgeCandidate(context: GateContext, raw: unknown, options: GateOptions): Judgement {
+/** gateCandidate, keeping the parsed candidate, its checklist and the undecided texts (one check). */
+export function judgeCandidate(context: GateContext, raw: unknown, options: GateOptions = {}): Judgement {
   const parsed = ConsolidationOutputSchema.safeParse(raw);
   if (!parsed.success) {
     const reasons = parsed.error.issues.map((issue) =>

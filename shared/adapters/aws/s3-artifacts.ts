@@ -28,13 +28,17 @@ export class S3ArtifactStore implements ArtifactStore {
     return `${kind}/${segment(subject)}/${segment(artifactId)}.json`;
   }
 
-  private async putOnce(key: string, body: unknown): Promise<void> {
+  private putOnce(key: string, body: unknown): Promise<void> {
+    return this.putTextOnce(key, JSON.stringify(body));
+  }
+
+  private async putTextOnce(key: string, text: string): Promise<void> {
     try {
       await this.s3.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: key,
-          Body: JSON.stringify(body),
+          Body: text,
           ContentType: "application/json",
           IfNoneMatch: "*",
         }),
@@ -49,12 +53,18 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 
   private async getJson(key: string, artifactId: string): Promise<unknown> {
+    const text = await this.getText(key);
+    if (text === undefined) throw new NotFoundError(`no artifact ${artifactId}`);
+    return JSON.parse(text);
+  }
+
+  /** The object's text; undefined when there is no such key. */
+  private async getText(key: string): Promise<string | undefined> {
     try {
       const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return JSON.parse((await Body?.transformToString("utf-8")) ?? "null");
+      return (await Body?.transformToString("utf-8")) ?? "null";
     } catch (error) {
-      if ((error as { name?: string }).name === "NoSuchKey")
-        throw new NotFoundError(`no artifact ${artifactId}`, { cause: error });
+      if ((error as { name?: string }).name === "NoSuchKey") return undefined;
       throw error;
     }
   }
@@ -70,40 +80,19 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 
   async readAttempts(subject: string, artifactId: string): Promise<RefusedAttempts> {
-    try {
-      return RefusedAttempts.parse(await this.getJson(this.key("attempts", subject, artifactId), artifactId));
-    } catch (error) {
-      if (error instanceof NotFoundError) return [];
-      throw error;
-    }
+    const text = await this.getText(this.key("attempts", subject, artifactId));
+    return text === undefined ? [] : RefusedAttempts.parse(JSON.parse(text));
   }
 
-  async readSegment(subject: string, key: string): Promise<string | undefined> {
-    try {
-      const { Body } = await this.s3.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.key("segments", subject, key) }),
-      );
-      return (await Body?.transformToString("utf-8")) ?? undefined;
-    } catch (error) {
-      if ((error as { name?: string }).name === "NoSuchKey") return undefined;
-      throw error;
-    }
+  readSegment(subject: string, key: string): Promise<string | undefined> {
+    return this.getText(this.key("segments", subject, key));
   }
 
   async writeSegment(subject: string, key: string, answer: string): Promise<void> {
     try {
-      await this.s3.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.key("segments", subject, key),
-          Body: answer,
-          ContentType: "application/json",
-          IfNoneMatch: "*",
-        }),
-      );
+      await this.putTextOnce(this.key("segments", subject, key), answer);
     } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status !== 412 && status !== 409) throw error;
+      if (!(error instanceof AlreadyWrittenError)) throw error;
     }
   }
 

@@ -597,22 +597,12 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   async readAttempts(subject: string, artifactId: string): Promise<RefusedAttempts> {
-    try {
-      const text = await readFile(this.blobPath("attempts", subject, artifactId), "utf8");
-      return RefusedAttempts.parse(JSON.parse(text));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw error;
-    }
+    const text = await this.readOptional(this.blobPath("attempts", subject, artifactId));
+    return text === undefined ? [] : RefusedAttempts.parse(JSON.parse(text));
   }
 
-  async readSegment(subject: string, key: string): Promise<string | undefined> {
-    try {
-      return await readFile(this.blobPath("segments", subject, key), "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
+  readSegment(subject: string, key: string): Promise<string | undefined> {
+    return this.readOptional(this.blobPath("segments", subject, key));
   }
 
   async writeSegment(subject: string, key: string, answer: string): Promise<void> {
@@ -644,11 +634,17 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   private async readBlob(path: string, artifactId: string): Promise<string> {
+    const text = await this.readOptional(path);
+    if (text === undefined) throw new NotFoundError(`no artifact ${artifactId}`);
+    return text;
+  }
+
+  /** A write-once file's text; undefined when it was never written. */
+  private async readOptional(path: string): Promise<string | undefined> {
     try {
       return await readFile(path, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT")
-        throw new NotFoundError(`no artifact ${artifactId}`, { cause: error });
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw error;
     }
   }
