@@ -4,8 +4,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { SqliteStore } from "../shared/adapters/embedded/sqlite-store.ts";
-import { appendEvents, run, takeSnapshot } from "../shared/app/pipeline.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { appendEvents, run, takeSnapshot } from "#app/pipeline.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
 import { record } from "./results.ts";
 

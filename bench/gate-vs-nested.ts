@@ -1,12 +1,12 @@
 // Gate throughput: our indexed gate vs. the seed's nested `find` loop, same data, same run.
 // Prints times and the ratio; run: npx tsx --import ./scripts/text-imports.mjs bench/gate-vs-nested.ts [items]
 import { performance } from "node:perf_hooks";
-import { consolidate } from "../shared/domain/consolidator.ts";
-import { buildGateContext, checkConsolidationOutput, gateCandidate } from "../shared/domain/gate.ts";
-import type { ConsolidationOutput, SequencedEvent } from "../shared/domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, MemoryEvent } from "../shared/domain/schemas.ts";
-import { selectInputs } from "../shared/domain/selector.ts";
-import { canonicalValue } from "../shared/domain/values.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { buildGateContext, checkConsolidationOutput, gateCandidate } from "#domain/gate.ts";
+import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
+import { selectInputs } from "#domain/selector.ts";
+import { canonicalValue } from "#domain/values.ts";
 import { record } from "./results.ts";
 import { median } from "./stats.ts";
 

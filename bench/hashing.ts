@@ -2,9 +2,9 @@
 // Prints both and the ratio; run: npx tsx --import ./scripts/text-imports.mjs bench/hashing.ts [events]
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { eventHash } from "../shared/domain/hashing.ts";
-import type { MemoryEvent } from "../shared/domain/schemas.ts";
-import { MemoryEvent as MemoryEventSchema } from "../shared/domain/schemas.ts";
+import { eventHash } from "#domain/hashing.ts";
+import type { MemoryEvent } from "#domain/schemas.ts";
+import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import { record } from "./results.ts";
 import { median } from "./stats.ts";
 

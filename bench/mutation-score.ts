@@ -1,6 +1,6 @@
 // The gate's mutation score over a large synthetic sample: caught/total per kind of meaning change
 // and false rejections of the untouched honest outputs. Goal: 100 % caught, 0 false rejections.
-import { mutationScore } from "../shared/eval/mutations.ts";
+import { mutationScore } from "#eval/mutations.ts";
 import { record } from "./results.ts";
 
 const SUBJECTS = Number(process.env.MUTATION_SUBJECTS ?? 1000);

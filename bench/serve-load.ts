@@ -5,7 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { SqliteStore } from "../shared/adapters/embedded/sqlite-store.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { startServe } from "../test/support/serve-process.ts";
 import { record } from "./results.ts";
 

@@ -3,10 +3,10 @@
 // structured claims of the same events. Goal: 10k text claims checked in under 200 ms (steady
 // state: the median of 7 checks; texts read once are remembered, so a claim quoting its event
 // costs no second reading; the first check of a fresh process is printed beside it).
-import { consolidate } from "../shared/domain/consolidator.ts";
-import { buildGateContext, gateCandidate } from "../shared/domain/gate.ts";
-import { DEFAULT_TRUST_POLICY, MemoryEvent } from "../shared/domain/schemas.ts";
-import { selectInputs } from "../shared/domain/selector.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { buildGateContext, gateCandidate } from "#domain/gate.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
+import { selectInputs } from "#domain/selector.ts";
 import { record } from "./results.ts";
 
 const subjects = ["payments", "search", "billing", "mobile", "infra"];

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { consolidate } from "../shared/domain/consolidator.ts";
-import { buildGateContext, gateCandidateText } from "../shared/domain/gate.ts";
-import { DEFAULT_TRUST_POLICY } from "../shared/domain/schemas.ts";
-import { checkEventLog, selectInputs } from "../shared/domain/selector.ts";
-import { parseEventLines } from "../shared/io/event-file.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { buildGateContext, gateCandidateText } from "#domain/gate.ts";
+import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { checkEventLog, selectInputs } from "#domain/selector.ts";
+import { parseEventLines } from "#io/event-file.ts";
 
 const dir = process.argv[2] ?? "test/fixtures/model-answers";
 for (const name of readdirSync(dir).filter((n) => !n.endsWith(".md"))) {

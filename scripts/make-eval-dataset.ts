@@ -3,7 +3,7 @@
 //   npx tsx scripts/make-eval-dataset.ts [SUBJECTS] [SEED]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { syntheticDataset } from "../shared/eval/synthetic.ts";
+import { syntheticDataset } from "#eval/synthetic.ts";
 
 const subjects = Number(process.argv[2] ?? 20);
 const seed = Number(process.argv[3] ?? 2026);

@@ -40,8 +40,8 @@ import { type ITopic, Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
-import { TABLE_ITEM_KEYS, TABLE_KEYS } from "../../shared/adapters/aws/table-layout.ts";
-import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "../../shared/observability/metric-names.ts";
+import { TABLE_ITEM_KEYS, TABLE_KEYS } from "#adapters/aws/table-layout.ts";
+import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "#observability/metric-names.ts";
 import { MemgateFunction } from "./memgate-function.ts";
 import type { Tenant } from "./tenants.ts";
 

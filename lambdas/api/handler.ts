@@ -3,9 +3,9 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { handle } from "hono/aws-lambda";
-import { lambdaRuntime } from "../../shared/adapters/aws/lambda-runtime.ts";
-import { createApi } from "../../shared/http/api.ts";
-import { MetricDimensions, MetricNames } from "../../shared/observability/metric-names.ts";
+import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { createApi } from "#http/api.ts";
+import { MetricDimensions, MetricNames } from "#observability/metric-names.ts";
 
 /** The agents' HTTP API (API Gateway HTTP API, payload format 2.0): the router `memgate serve` runs. */
 const runtime = lambdaRuntime();

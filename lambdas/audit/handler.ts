@@ -3,9 +3,9 @@ import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
-import { lambdaRuntime } from "../../shared/adapters/aws/lambda-runtime.ts";
-import { audit } from "../../shared/app/audit.ts";
-import { MetricDimensions, MetricNames } from "../../shared/observability/metric-names.ts";
+import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { audit } from "#app/audit.ts";
+import { MetricDimensions, MetricNames } from "#observability/metric-names.ts";
 
 /**
  * The daily audit (EventBridge): re-checks every served summary against the raw layer, emits

@@ -5,10 +5,10 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
-import { clockSubjectOf } from "../../shared/adapters/aws/dynamo-items.ts";
-import { lambdaRuntime } from "../../shared/adapters/aws/lambda-runtime.ts";
-import { requestRebuildIfNeeded } from "../../shared/app/pipeline.ts";
-import { MetricNames } from "../../shared/observability/metric-names.ts";
+import { clockSubjectOf } from "#adapters/aws/dynamo-items.ts";
+import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { requestRebuildIfNeeded } from "#app/pipeline.ts";
+import { MetricNames } from "#observability/metric-names.ts";
 
 /**
  * The rebuild outbox: DynamoDB Streams on the table (the stack filters to clock items). A

@@ -3,9 +3,9 @@ import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
-import { lambdaRuntime } from "../../shared/adapters/aws/lambda-runtime.ts";
-import { sweep } from "../../shared/app/pipeline.ts";
-import { MetricNames } from "../../shared/observability/metric-names.ts";
+import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { sweep } from "#app/pipeline.ts";
+import { MetricNames } from "#observability/metric-names.ts";
 
 /**
  * The sweep (EventBridge rate): requests a rebuild for every subject whose committed state calls

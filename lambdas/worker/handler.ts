@@ -4,8 +4,8 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { lambdaRuntime } from "../../shared/adapters/aws/lambda-runtime.ts";
-import { workOnMessage } from "../../shared/app/worker.ts";
+import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { workOnMessage } from "#app/worker.ts";
 import { RetryLaterError, reportWork } from "./report.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
-import type { LambdaRuntime } from "../../shared/adapters/aws/lambda-runtime.ts";
-import type { WorkOutcome } from "../../shared/app/worker.ts";
-import { countReasons } from "../../shared/domain/gate-report.ts";
-import { MetricDimensions, MetricNames } from "../../shared/observability/metric-names.ts";
+import type { LambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import type { WorkOutcome } from "#app/worker.ts";
+import { countReasons } from "#domain/gate-report.ts";
+import { MetricDimensions, MetricNames } from "#observability/metric-names.ts";
 
 /** The worker leaves a message for SQS to deliver again (and, past maxReceiveCount, to the DLQ). */
 export class RetryLaterError extends Error {

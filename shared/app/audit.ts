@@ -1,9 +1,9 @@
-import { judgeCandidate } from "../domain/gate.ts";
-import { countReasons, type GateReasonCode } from "../domain/gate-report.ts";
-import { inputRoot, recomputedEventHash } from "../domain/hashing.ts";
-import type { Manifest, SequencedEvent } from "../domain/schemas.ts";
-import { seededRandom } from "../domain/seeded-random.ts";
-import { selectorNamed } from "../domain/validity.ts";
+import { judgeCandidate } from "#domain/gate.ts";
+import { countReasons, type GateReasonCode } from "#domain/gate-report.ts";
+import { inputRoot, recomputedEventHash } from "#domain/hashing.ts";
+import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
+import { seededRandom } from "#domain/seeded-random.ts";
+import { selectorNamed } from "#domain/validity.ts";
 import { judgeUndecided } from "./judge.ts";
 import type { Deps } from "./pipeline.ts";
 import { rawBeforeRecord, rawForRecord, readInputs } from "./pipeline.ts";

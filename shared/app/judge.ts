@@ -1,8 +1,8 @@
-import type { GateContext, Judgement, UndecidedText } from "../domain/gate.ts";
-import { type GateReason, type GateWarning, reason } from "../domain/gate-report.ts";
-import type { SequencedEvent } from "../domain/schemas.ts";
-import { contentWords } from "../domain/text-support.ts";
-import { countTokens } from "../domain/tokens.ts";
+import type { GateContext, Judgement, UndecidedText } from "#domain/gate.ts";
+import { type GateReason, type GateWarning, reason } from "#domain/gate-report.ts";
+import type { SequencedEvent } from "#domain/schemas.ts";
+import { contentWords } from "#domain/text-support.ts";
+import { countTokens } from "#domain/tokens.ts";
 import type { LanguageModel, ModelCallRecord } from "./model.ts";
 import { JudgeAnswer, modelSchema, parseModelAnswer } from "./model-output.ts";
 import { ask, type ModelSettings } from "./one-prompt.ts";

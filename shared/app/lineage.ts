@@ -1,5 +1,5 @@
-import type { Manifest } from "../domain/schemas.ts";
-import { ConsolidationOutput } from "../domain/schemas.ts";
+import type { Manifest } from "#domain/schemas.ts";
+import { ConsolidationOutput } from "#domain/schemas.ts";
 
 /**
  * Lineage of an artifact as W3C PROV-JSON and as Graphviz DOT: the events it used (entities), the

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseStrictJson } from "../domain/strict-json.ts";
+import { parseStrictJson } from "#domain/strict-json.ts";
 
 /**
  * What a language model is asked to return, as zod schemas whose JSON Schema (zod 4's

@@ -1,6 +1,6 @@
-import type { GateContext } from "../domain/gate.ts";
-import type { GateReason } from "../domain/gate-report.ts";
-import type { Snapshot } from "../domain/schemas.ts";
+import type { GateContext } from "#domain/gate.ts";
+import type { GateReason } from "#domain/gate-report.ts";
+import type { Snapshot } from "#domain/schemas.ts";
 
 /** The prompt a generation used: its version names it, its hash pins its exact text in the manifest. */
 export interface Prompt {

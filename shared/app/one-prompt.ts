@@ -1,4 +1,4 @@
-import { countTokens } from "../domain/tokens.ts";
+import { countTokens } from "#domain/tokens.ts";
 import {
   type Generation,
   GenerationFailedError,

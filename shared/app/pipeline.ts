@@ -7,9 +7,9 @@ import {
   type Judgement,
   judgeCandidateText,
   type RefusedAttempts,
-} from "../domain/gate.ts";
-import { inputRefs, inputRoot } from "../domain/hashing.ts";
-import { rebuildReason } from "../domain/rebuild.ts";
+} from "#domain/gate.ts";
+import { inputRefs, inputRoot } from "#domain/hashing.ts";
+import { rebuildReason } from "#domain/rebuild.ts";
 import type {
   ConsolidationOutput,
   GenerationRecord,
@@ -18,11 +18,11 @@ import type {
   SequencedEvent,
   Snapshot,
   TrustPolicy,
-} from "../domain/schemas.ts";
+} from "#domain/schemas.ts";
 import {
   ConsolidationOutput as ConsolidationOutputSchema,
   MemoryEvent as MemoryEventSchema,
-} from "../domain/schemas.ts";
+} from "#domain/schemas.ts";
 import {
   checkEventLog,
   SELECTOR_VERSION,
@@ -30,17 +30,17 @@ import {
   type SelectorVersion,
   selectInputs,
   selectionDifferences,
-} from "../domain/selector.ts";
-import { StandingResolver } from "../domain/standing-resolver.ts";
-import { countTokens } from "../domain/tokens.ts";
-import { selectorNamed } from "../domain/validity.ts";
-import { InputError } from "../io/event-file.ts";
+} from "#domain/selector.ts";
+import { StandingResolver } from "#domain/standing-resolver.ts";
+import { countTokens } from "#domain/tokens.ts";
+import { selectorNamed } from "#domain/validity.ts";
+import { InputError } from "#io/event-file.ts";
 import {
   NotFoundError,
   PublishRefusedError,
   SnapshotRefusedError,
   StoreContentionError,
-} from "../ports/errors.ts";
+} from "#ports/errors.ts";
 import type {
   AliasPort,
   AliasState,
@@ -51,8 +51,8 @@ import type {
   SettingsPort,
   SnapshotQueue,
   TenantSettings,
-} from "../ports/store.ts";
-import { shownStatus } from "../ports/store.ts";
+} from "#ports/store.ts";
+import { shownStatus } from "#ports/store.ts";
 import type { Failpoints } from "./failpoints.ts";
 import { type JudgePort, judgeUndecided } from "./judge.ts";
 import {

@@ -1,9 +1,9 @@
-import type { GateContext } from "../domain/gate.ts";
-import type { GateReason } from "../domain/gate-report.ts";
-import { canonicalJson, sha256 } from "../domain/hashing.ts";
-import { CUE_CLASSES, type CueCounts } from "../domain/mentions.ts";
-import type { MustPreserveItem } from "../domain/must-preserve.ts";
-import type { Claim, SequencedEvent } from "../domain/schemas.ts";
+import type { GateContext } from "#domain/gate.ts";
+import type { GateReason } from "#domain/gate-report.ts";
+import { canonicalJson, sha256 } from "#domain/hashing.ts";
+import { CUE_CLASSES, type CueCounts } from "#domain/mentions.ts";
+import type { MustPreserveItem } from "#domain/must-preserve.ts";
+import type { Claim, SequencedEvent } from "#domain/schemas.ts";
 import type { Prompt, RepairRequest } from "./model.ts";
 
 /**

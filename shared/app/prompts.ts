@@ -1,4 +1,4 @@
-import { sha256 } from "../domain/hashing.ts";
+import { sha256 } from "#domain/hashing.ts";
 import type { Prompt } from "./model.ts";
 import { PROMPT_FILES } from "./prompt-files.ts";
 

@@ -1,7 +1,7 @@
 import MiniSearch from "minisearch";
 import { z } from "zod";
-import type { ChecklistEntry, GateContext } from "../domain/gate.ts";
-import type { ConsolidationOutput, MemoryEvent } from "../domain/schemas.ts";
+import type { ChecklistEntry, GateContext } from "#domain/gate.ts";
+import type { ConsolidationOutput, MemoryEvent } from "#domain/schemas.ts";
 
 /**
  * What recall needs of an artifact beyond its body, built once when the artifact is generated and

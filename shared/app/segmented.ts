@@ -1,11 +1,11 @@
 import type { z } from "zod";
-import { assertionClaims } from "../domain/consolidator.ts";
-import { budgetTokens, type GateContext } from "../domain/gate.ts";
-import type { GateReason } from "../domain/gate-report.ts";
-import { inputRefs, inputRoot, sha256 } from "../domain/hashing.ts";
-import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "../domain/schemas.ts";
-import { isOpenTask, isTextOnly } from "../domain/selector.ts";
-import { countTokens } from "../domain/tokens.ts";
+import { assertionClaims } from "#domain/consolidator.ts";
+import { budgetTokens, type GateContext } from "#domain/gate.ts";
+import type { GateReason } from "#domain/gate-report.ts";
+import { inputRefs, inputRoot, sha256 } from "#domain/hashing.ts";
+import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "#domain/schemas.ts";
+import { isOpenTask, isTextOnly } from "#domain/selector.ts";
+import { countTokens } from "#domain/tokens.ts";
 import {
   type Generation,
   GenerationFailedError,

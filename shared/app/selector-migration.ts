@@ -1,4 +1,4 @@
-import { checkEventLog, SELECTOR_VERSION, selectInputs, selectionDifferences } from "../domain/selector.ts";
+import { checkEventLog, SELECTOR_VERSION, selectInputs, selectionDifferences } from "#domain/selector.ts";
 import type { StoreDeps } from "./pipeline.ts";
 import { invalidate } from "./pipeline.ts";
 

@@ -1,7 +1,7 @@
-import type { GateReport } from "../domain/gate.ts";
-import { Snapshot } from "../domain/schemas.ts";
-import { describeIssues } from "../io/event-file.ts";
-import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "../ports/errors.ts";
+import type { GateReport } from "#domain/gate.ts";
+import { Snapshot } from "#domain/schemas.ts";
+import { describeIssues } from "#io/event-file.ts";
+import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 import { GenerationFailedError } from "./model.ts";
 import type { GenerateDeps, PublishDeps } from "./pipeline.ts";
 import { run } from "./pipeline.ts";

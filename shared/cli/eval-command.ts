@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { evaluate } from "../eval/evaluate.ts";
-import { parseDataset, parseGold } from "../io/eval-files.ts";
-import { readUserText } from "../io/read-text.ts";
+import { evaluate } from "#eval/evaluate.ts";
+import { parseDataset, parseGold } from "#io/eval-files.ts";
+import { readUserText } from "#io/read-text.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";

@@ -1,9 +1,9 @@
-import type { GateReport } from "../domain/gate.ts";
-import { gateEventLog } from "../domain/gate.ts";
-import { DEFAULT_TRUST_POLICY } from "../domain/schemas.ts";
-import { EventLogError } from "../domain/selector.ts";
-import { InputError, parseEventLines, parsePolicy } from "../io/event-file.ts";
-import { readUserText } from "../io/read-text.ts";
+import type { GateReport } from "#domain/gate.ts";
+import { gateEventLog } from "#domain/gate.ts";
+import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { EventLogError } from "#domain/selector.ts";
+import { InputError, parseEventLines, parsePolicy } from "#io/event-file.ts";
+import { readUserText } from "#io/read-text.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
-import { MODELS } from "../adapters/models/models.ts";
-import { env } from "../config.ts";
-import { InputError } from "../io/event-file.ts";
+import { MODELS } from "#adapters/models/models.ts";
+import { InputError } from "#io/event-file.ts";
+import { env } from "#runtime/config.ts";
 import { demoCommand } from "./demo-command.ts";
 import { EVAL_USAGE, evalCommand } from "./eval-command.ts";
 import { GATE_USAGE, gateCommand } from "./gate-command.ts";

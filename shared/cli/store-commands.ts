@@ -1,10 +1,10 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StoreHomeError } from "../adapters/embedded/sqlite-store.ts";
-import { audit } from "../app/audit.ts";
-import { lineageDot, lineageProv } from "../app/lineage.ts";
-import { GenerationFailedError } from "../app/model.ts";
-import { approve, recover, review } from "../app/operations.ts";
-import type { Deps, Recall } from "../app/pipeline.ts";
+import { StoreHomeError } from "#adapters/embedded/sqlite-store.ts";
+import { audit } from "#app/audit.ts";
+import { lineageDot, lineageProv } from "#app/lineage.ts";
+import { GenerationFailedError } from "#app/model.ts";
+import { approve, recover, review } from "#app/operations.ts";
+import type { Deps, Recall } from "#app/pipeline.ts";
 import {
   appendEvents,
   changeTrustPolicy,
@@ -17,19 +17,18 @@ import {
   subjectOfArtifact,
   sweep,
   takeSnapshot,
-} from "../app/pipeline.ts";
-import { parseRecallOptions } from "../app/recall-options.ts";
-import { migrateSelectors } from "../app/selector-migration.ts";
-import { workOnMessage } from "../app/worker.ts";
-import { env } from "../config.ts";
-import { Snapshot, Subject, TrustPolicy } from "../domain/schemas.ts";
-import { EventLogError } from "../domain/selector.ts";
-import { countTokens } from "../domain/tokens.ts";
-import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "../domain/validity.ts";
-import { startLocalServer } from "../http/local-server.ts";
-import { describeIssues, InputError, parseEventLines } from "../io/event-file.ts";
-import { readUserText } from "../io/read-text.ts";
-import { createMcpServer } from "../mcp/server.ts";
+} from "#app/pipeline.ts";
+import { parseRecallOptions } from "#app/recall-options.ts";
+import { migrateSelectors } from "#app/selector-migration.ts";
+import { workOnMessage } from "#app/worker.ts";
+import { Snapshot, Subject, TrustPolicy } from "#domain/schemas.ts";
+import { EventLogError } from "#domain/selector.ts";
+import { countTokens } from "#domain/tokens.ts";
+import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "#domain/validity.ts";
+import { startLocalServer } from "#http/local-server.ts";
+import { describeIssues, InputError, parseEventLines } from "#io/event-file.ts";
+import { readUserText } from "#io/read-text.ts";
+import { createMcpServer } from "#mcp/server.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
@@ -37,8 +36,9 @@ import {
   NotFoundError,
   PublishRefusedError,
   StoreContentionError,
-} from "../ports/errors.ts";
-import { shownStatus } from "../ports/store.ts";
+} from "#ports/errors.ts";
+import { shownStatus } from "#ports/store.ts";
+import { env } from "#runtime/config.ts";
 import type { Io } from "./output.ts";
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";

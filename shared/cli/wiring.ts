@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { MemoryQueue } from "../adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "../adapters/embedded/sqlite-store.ts";
-import { judgeNamed, modelNamed, modelOptionsFromEnv } from "../adapters/models/models.ts";
-import { parseFailpoints } from "../app/failpoints.ts";
-import type { Deps } from "../app/pipeline.ts";
-import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../app/prompts.ts";
-import { env } from "../config.ts";
-import { DETERMINISTIC_MODEL } from "../domain/consolidator.ts";
-import { InputError } from "../io/event-file.ts";
-import type { Stores } from "../ports/store.ts";
+import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { judgeNamed, modelNamed, modelOptionsFromEnv } from "#adapters/models/models.ts";
+import { parseFailpoints } from "#app/failpoints.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
+import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
+import { InputError } from "#io/event-file.ts";
+import type { Stores } from "#ports/store.ts";
+import { env } from "#runtime/config.ts";
 
 export interface StoreOptions {
   store: "embedded" | "aws";
@@ -19,7 +19,7 @@ export interface StoreOptions {
   mustExist?: boolean;
 }
 
-export type { Stores } from "../ports/store.ts";
+export type { Stores } from "#ports/store.ts";
 
 /** The embedded store under --home (default $MEMGATE_HOME or ./.memgate), or the AWS one. */
 export async function openStores(options: StoreOptions): Promise<Stores> {
@@ -51,7 +51,7 @@ async function openAwsStores(): Promise<Stores> {
     throw new InputError(
       "--store aws needs MEMGATE_TABLE, MEMGATE_BUCKET and MEMGATE_QUEUE_URL (the tenant stack's outputs)",
     );
-  const { composeAwsStores } = await import("../adapters/aws/compose.ts");
+  const { composeAwsStores } = await import("#adapters/aws/compose.ts");
   return composeAwsStores({ table, bucket, queueUrl });
 }
 

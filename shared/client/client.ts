@@ -1,10 +1,10 @@
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { z } from "zod";
-import type { Review } from "../app/operations.ts";
-import type { AppendOutcome, Recall } from "../app/pipeline.ts";
-import type { Snapshot, TrustPolicy } from "../domain/schemas.ts";
-import type { ArtifactRecord, TenantSettings } from "../ports/store.ts";
+import type { Review } from "#app/operations.ts";
+import type { AppendOutcome, Recall } from "#app/pipeline.ts";
+import type { Snapshot, TrustPolicy } from "#domain/schemas.ts";
+import type { ArtifactRecord, TenantSettings } from "#ports/store.ts";
 
 /** What an agent sends: a MemoryEvent (CONTRACT §1) before the store assigns its sequence. */
 export type MemoryEventInput = Record<string, unknown> & { eventId: string; kind: string };

@@ -1,10 +1,10 @@
-import type { Deps } from "../app/pipeline.ts";
-import { appendEvents, generate, readInputs, takeSnapshot } from "../app/pipeline.ts";
-import { gateChecklist } from "../domain/gate.ts";
-import type { Claim, ConsolidationOutput, MemoryEvent, SequencedEvent } from "../domain/schemas.ts";
-import { ConsolidationOutput as ConsolidationOutputSchema } from "../domain/schemas.ts";
-import { seededRandom } from "../domain/seeded-random.ts";
-import { countTokens } from "../domain/tokens.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { appendEvents, generate, readInputs, takeSnapshot } from "#app/pipeline.ts";
+import { gateChecklist } from "#domain/gate.ts";
+import type { Claim, ConsolidationOutput, MemoryEvent, SequencedEvent } from "#domain/schemas.ts";
+import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
+import { seededRandom } from "#domain/seeded-random.ts";
+import { countTokens } from "#domain/tokens.ts";
 import { independentlySupported } from "./independent-check.ts";
 import type { GoldFact } from "./synthetic.ts";
 

@@ -1,4 +1,4 @@
-import type { Claim, SequencedEvent } from "../domain/schemas.ts";
+import type { Claim, SequencedEvent } from "#domain/schemas.ts";
 
 /**
  * An independent reading of "a claim is supported by the events it cites", for the evaluation's

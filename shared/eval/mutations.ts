@@ -1,9 +1,9 @@
-import { consolidate } from "../domain/consolidator.ts";
-import { buildGateContext, type GateContext, gateCandidate } from "../domain/gate.ts";
-import type { Claim, ConsolidationOutput, SequencedEvent } from "../domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, MemoryEvent } from "../domain/schemas.ts";
-import { seededRandom } from "../domain/seeded-random.ts";
-import { selectInputs } from "../domain/selector.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { buildGateContext, type GateContext, gateCandidate } from "#domain/gate.ts";
+import type { Claim, ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
+import { seededRandom } from "#domain/seeded-random.ts";
+import { selectInputs } from "#domain/selector.ts";
 
 /**
  * The gate's mutation score: synthetic subjects with known content, their honest consolidation,

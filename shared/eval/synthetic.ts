@@ -1,5 +1,5 @@
-import type { MemoryEvent } from "../domain/schemas.ts";
-import { seededRandom } from "../domain/seeded-random.ts";
+import type { MemoryEvent } from "#domain/schemas.ts";
+import { seededRandom } from "#domain/seeded-random.ts";
 import { syntheticLog } from "./mutations.ts";
 
 /**

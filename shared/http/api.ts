@@ -2,14 +2,14 @@ import { timingSafeEqual } from "node:crypto";
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { lineageDot, lineageProv } from "../app/lineage.ts";
-import { approve, explainClaims, reject, review, subjectStatuses } from "../app/operations.ts";
-import type { Deps } from "../app/pipeline.ts";
-import { appendEvents, changeTrustPolicy, recall, revokeEvents, subjectOfArtifact } from "../app/pipeline.ts";
-import { parseRecallOptions } from "../app/recall-options.ts";
-import { MemoryEvent, type Snapshot, Subject, TrustPolicy } from "../domain/schemas.ts";
-import { shownStatus } from "../ports/store.ts";
-import { REVIEW_HEADERS, REVIEW_HTML, REVIEW_SCRIPT, REVIEW_STYLE } from "../review/page.ts";
+import { lineageDot, lineageProv } from "#app/lineage.ts";
+import { approve, explainClaims, reject, review, subjectStatuses } from "#app/operations.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { appendEvents, changeTrustPolicy, recall, revokeEvents, subjectOfArtifact } from "#app/pipeline.ts";
+import { parseRecallOptions } from "#app/recall-options.ts";
+import { MemoryEvent, type Snapshot, Subject, TrustPolicy } from "#domain/schemas.ts";
+import { shownStatus } from "#ports/store.ts";
+import { REVIEW_HEADERS, REVIEW_HTML, REVIEW_SCRIPT, REVIEW_STYLE } from "#review/page.ts";
 import {
   API_COMPONENTS,
   MAX_EVENTS_PER_REQUEST,

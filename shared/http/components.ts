@@ -6,7 +6,7 @@ import {
   MemoryEventObject,
   Snapshot,
   TrustPolicy,
-} from "../domain/schemas.ts";
+} from "#domain/schemas.ts";
 
 /** CONTRACT §6's limits on one request. */
 export const MAX_EVENTS_PER_REQUEST = 1000;

@@ -1,8 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import type { Deps } from "../app/pipeline.ts";
-import { sweep } from "../app/pipeline.ts";
-import { workOnMessage } from "../app/worker.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { sweep } from "#app/pipeline.ts";
+import { workOnMessage } from "#app/worker.ts";
 import { createApi } from "./api.ts";
 
 export interface LocalServerOptions {

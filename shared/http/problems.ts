@@ -1,6 +1,6 @@
-import { GenerationFailedError } from "../app/model.ts";
-import { EventLogError } from "../domain/selector.ts";
-import { InputError } from "../io/event-file.ts";
+import { GenerationFailedError } from "#app/model.ts";
+import { EventLogError } from "#domain/selector.ts";
+import { InputError } from "#io/event-file.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
@@ -8,7 +8,7 @@ import {
   NotFoundError,
   PublishRefusedError,
   StoreContentionError,
-} from "../ports/errors.ts";
+} from "#ports/errors.ts";
 
 /** The error body of CONTRACT §6: `{"error":{"code","message","field"}}`. */
 export interface ProblemBody {

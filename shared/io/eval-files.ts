@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MemoryEvent, Subject } from "../domain/schemas.ts";
-import type { GoldFact } from "../eval/synthetic.ts";
+import { MemoryEvent, Subject } from "#domain/schemas.ts";
+import type { GoldFact } from "#eval/synthetic.ts";
 import { describeIssues, InputError } from "./event-file.ts";
 
 const GoldLine = z

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { SequencedEvent, TrustPolicy } from "../domain/schemas.ts";
-import { MemoryEvent, TrustPolicy as TrustPolicySchema } from "../domain/schemas.ts";
+import type { SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
+import { MemoryEvent, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
 
 /** Bad input from a user's file or request: exit 2, nothing written. Says where and what to fix. */
 export class InputError extends Error {

@@ -5,13 +5,13 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { explainClaims } from "../app/operations.ts";
-import type { Deps } from "../app/pipeline.ts";
-import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "../app/pipeline.ts";
-import { RecallQuery } from "../app/recall-options.ts";
-import { EventId, MemoryEvent, MemoryEventObject, Subject } from "../domain/schemas.ts";
-import { MAX_EVENTS_PER_REQUEST } from "../http/components.ts";
-import { fieldPath, problemOf } from "../http/problems.ts";
+import { explainClaims } from "#app/operations.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { RecallQuery } from "#app/recall-options.ts";
+import { EventId, MemoryEvent, MemoryEventObject, Subject } from "#domain/schemas.ts";
+import { MAX_EVENTS_PER_REQUEST } from "#http/components.ts";
+import { fieldPath, problemOf } from "#http/problems.ts";
 
 export interface McpOptions {
   deps: Deps;

@@ -1,4 +1,4 @@
-import { AppendProblem, EventConflictProblem } from "../domain/append-plan.ts";
+import { AppendProblem, EventConflictProblem } from "#domain/append-plan.ts";
 
 /**
  * What the storage ports raise instead of engine errors: each names what happened and what to do.

@@ -1,5 +1,5 @@
-import type { StoredEvent } from "../domain/append-plan.ts";
-import type { GateReport, RefusedAttempts } from "../domain/gate.ts";
+import type { StoredEvent } from "#domain/append-plan.ts";
+import type { GateReport, RefusedAttempts } from "#domain/gate.ts";
 import type {
   ExpectedAlias,
   Manifest,
@@ -7,8 +7,8 @@ import type {
   SequencedEvent,
   Snapshot,
   TrustPolicy,
-} from "../domain/schemas.ts";
-import type { SelectorVersion } from "../domain/validity.ts";
+} from "#domain/schemas.ts";
+import type { SelectorVersion } from "#domain/validity.ts";
 
 /**
  * The storage ports. Two adapter sets implement them, AWS (DynamoDB, S3, SQS) and embedded (one

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
+import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "#observability/metric-names.ts";
 import { addTenantStacks } from "../../cdk/lib/memgate-app.ts";
 import { QUEUE_AGE_ALARM_SECONDS, type TenantStack } from "../../cdk/lib/tenant-stack.ts";
 import { parseTenants, type Tenant, TenantsError } from "../../cdk/lib/tenants.ts";
-import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "../../shared/observability/metric-names.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sha256 } from "../../shared/domain/hashing.ts";
+import { sha256 } from "#domain/hashing.ts";
 import { memgate } from "../support/cli.ts";
 
 describe("the command line bundle", () => {
@@ -30,7 +30,7 @@ describe("the command line bundle", () => {
   });
 
   it("lists every prompt file, each with its file's exact text", async () => {
-    const { PROMPT_FILES } = await import("../../shared/app/prompt-files.ts");
+    const { PROMPT_FILES } = await import("#app/prompt-files.ts");
     const folder = join(import.meta.dirname, "../../prompts");
     const files = Object.fromEntries(
       readdirSync(folder)

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { syntheticDataset } from "../../shared/eval/synthetic.ts";
+import { syntheticDataset } from "#eval/synthetic.ts";
 import { memgate } from "../support/cli.ts";
 
 const folder = mkdtempSync(join(tmpdir(), "memgate-eval-test-"));

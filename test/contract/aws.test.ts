@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
 import { openAwsStores, type RequestCounter } from "../support/aws-stores.ts";
 import { candidateRecord, describeStoreContract, type StoreUnderTest } from "./store-contract.ts";
 

@@ -1,7 +1,7 @@
 import { type AttributeValue, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
-import { publishRefusal } from "../../shared/adapters/aws/dynamo-store.ts";
-import { PublishRefusedError, StoreContentionError } from "../../shared/ports/errors.ts";
+import { publishRefusal } from "#adapters/aws/dynamo-store.ts";
+import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 
 // No local engine produces TransactionConflict, so the mapping of DynamoDB's cancellation reasons
 // (in TransactItems order: clock check, alias, artifact, parent) is checked on the answer's shape.

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { chunkForTransactions, DynamoStore } from "../../shared/adapters/aws/dynamo-store.ts";
-import { createMemgateTable } from "../../shared/adapters/aws/table.ts";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
-import { StoreContentionError } from "../../shared/ports/errors.ts";
+import { chunkForTransactions, DynamoStore } from "#adapters/aws/dynamo-store.ts";
+import { createMemgateTable } from "#adapters/aws/table.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
+import { StoreContentionError } from "#ports/errors.ts";
 import { dynamoClient } from "../support/aws-stores.ts";
 import { candidateRecord } from "./store-contract.ts";
 

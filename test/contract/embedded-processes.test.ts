@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
 import { candidateRecord } from "./store-contract.ts";
 
 const WORKERS = 8;

@@ -1,20 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { GateReport } from "../../shared/domain/gate.ts";
-import type { Manifest, MemoryEvent } from "../../shared/domain/schemas.ts";
-import { MemoryEvent as MemoryEventSchema } from "../../shared/domain/schemas.ts";
+import type { GateReport } from "#domain/gate.ts";
+import type { Manifest, MemoryEvent } from "#domain/schemas.ts";
+import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
   EventConflictError,
   PublishRefusedError,
-} from "../../shared/ports/errors.ts";
-import type {
-  AliasPort,
-  ArtifactRecord,
-  ArtifactStore,
-  EventLog,
-  SnapshotQueue,
-} from "../../shared/ports/store.ts";
+} from "#ports/errors.ts";
+import type { AliasPort, ArtifactRecord, ArtifactStore, EventLog, SnapshotQueue } from "#ports/store.ts";
 
 /** One adapter set under test: every port, opened fresh (its own table, bucket, queue or file). */
 export interface StoreUnderTest {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, eventHash, inputRefs, inputRoot } from "../../shared/domain/hashing.ts";
+import { canonicalJson, eventHash, inputRefs, inputRoot } from "#domain/hashing.ts";
 import { log } from "../support/builders.ts";
 
 /** RFC 8785 Appendix B: IEEE 754 bit patterns and their required serialisation. */

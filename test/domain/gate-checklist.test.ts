@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consolidate } from "../../shared/domain/consolidator.ts";
-import { gateChecklist } from "../../shared/domain/gate.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { gateChecklist } from "#domain/gate.ts";
 import { contextOf, fact, log } from "../support/builders.ts";
 
 describe("the gate's checklist (what review shows)", () => {

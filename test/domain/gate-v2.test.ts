@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consolidate } from "../../shared/domain/consolidator.ts";
-import { extractMentions } from "../../shared/domain/mentions.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { extractMentions } from "#domain/mentions.ts";
 import { candidate, codes, contextOf, gate, log, settled } from "../support/builders.ts";
 
 /** CONTRACT §4b rules implemented so far: each with the honest restatements that must pass. */

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { consolidate } from "../../shared/domain/consolidator.ts";
-import type { GateReport } from "../../shared/domain/gate.ts";
-import { mustPreserveFingerprint } from "../../shared/domain/must-preserve.ts";
-import type { ConsolidationOutput, SequencedEvent } from "../../shared/domain/schemas.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import type { GateReport } from "#domain/gate.ts";
+import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
+import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { eventLog, irrelevantNote } from "../support/arbitraries.ts";
 import { contextOf, gate, log } from "../support/builders.ts";
 

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { consolidate } from "../../shared/domain/consolidator.ts";
-import { buildGateContext, gateCandidate } from "../../shared/domain/gate.ts";
-import { DEFAULT_TRUST_POLICY } from "../../shared/domain/schemas.ts";
-import { checkEventLog, selectInputs } from "../../shared/domain/selector.ts";
-import { parseEventLines } from "../../shared/io/event-file.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { buildGateContext, gateCandidate } from "#domain/gate.ts";
+import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { checkEventLog, selectInputs } from "#domain/selector.ts";
+import { parseEventLines } from "#io/event-file.ts";
 
 /**
  * The eight realistic memory logs (test/fixtures/model-answers, copied from the brief's data):

@@ -1,7 +1,7 @@
 // The gate's mutation score on a fixed-seed sample (the large sample runs in bench/): every kind
 // of meaning change is refused on every subject it applies to, and no honest output is refused.
 import { describe, expect, it } from "vitest";
-import { MUTATIONS, mutationScore } from "../../shared/eval/mutations.ts";
+import { MUTATIONS, mutationScore } from "#eval/mutations.ts";
 
 describe("the gate's mutation score (fixed seed, 40 synthetic subjects)", () => {
   const score = mutationScore(40, 20261130);

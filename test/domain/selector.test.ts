@@ -1,13 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { MemoryEvent, SequencedEvent, TrustPolicy } from "../../shared/domain/schemas.ts";
-import {
-  DEFAULT_TRUST_POLICY,
-  MemoryEvent as MemoryEventSchema,
-  TRUST_LEVELS,
-} from "../../shared/domain/schemas.ts";
-import { checkEventLog, EventLogError, selectInputs } from "../../shared/domain/selector.ts";
-import { canonicalValue } from "../../shared/domain/values.ts";
+import type { MemoryEvent, SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema, TRUST_LEVELS } from "#domain/schemas.ts";
+import { checkEventLog, EventLogError, selectInputs } from "#domain/selector.ts";
+import { canonicalValue } from "#domain/values.ts";
 import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
 import { PlannedLog } from "../support/memory-append.ts";
 
@@ -260,7 +256,7 @@ describe("conflicts (selector v2)", () => {
   });
 
   it("the deterministic consolidator contests only contradicting positions and passes its gate", async () => {
-    const { consolidate } = await import("../../shared/domain/consolidator.ts");
+    const { consolidate } = await import("#domain/consolidator.ts");
     const events = log(
       {
         eventId: "p1",

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { gateCandidateText } from "../../shared/domain/gate.ts";
-import { firstDuplicateKey, parseStrictJson } from "../../shared/domain/strict-json.ts";
-import { firstInvalidUtf8 } from "../../shared/io/read-text.ts";
+import { gateCandidateText } from "#domain/gate.ts";
+import { firstDuplicateKey, parseStrictJson } from "#domain/strict-json.ts";
+import { firstInvalidUtf8 } from "#io/read-text.ts";
 import { candidate, codes, contextOf, fact, log, settled } from "../support/builders.ts";
 
 describe("strict candidate JSON", () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { canonicalDate } from "../../shared/domain/dates.ts";
-import { countNegationCues, extractMentions, mentionKey } from "../../shared/domain/mentions.ts";
-import { parseDecimal } from "../../shared/domain/quantity.ts";
-import { ConsolidationOutput, MemoryEvent, Value } from "../../shared/domain/schemas.ts";
-import { canonicalValue } from "../../shared/domain/values.ts";
+import { canonicalDate } from "#domain/dates.ts";
+import { countNegationCues, extractMentions, mentionKey } from "#domain/mentions.ts";
+import { parseDecimal } from "#domain/quantity.ts";
+import { ConsolidationOutput, MemoryEvent, Value } from "#domain/schemas.ts";
+import { canonicalValue } from "#domain/values.ts";
 
 const same = (a: unknown, b: unknown) => canonicalValue(Value.parse(a)) === canonicalValue(Value.parse(b));
 

@@ -2,11 +2,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { workOnMessage } from "../../shared/app/worker.ts";
-import { MemgateApiError, MemgateClient } from "../../shared/client/client.ts";
-import { createApi } from "../../shared/http/api.ts";
+import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { workOnMessage } from "#app/worker.ts";
+import { MemgateApiError, MemgateClient } from "#client/client.ts";
+import { createApi } from "#http/api.ts";
 import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-api-")));

@@ -3,11 +3,11 @@
 // that raises the engines' own errors (names and codes as the AWS SDK and Node raise them).
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Deps } from "../../shared/app/pipeline.ts";
-import { MemgateApiError, MemgateClient } from "../../shared/client/client.ts";
-import { createApi } from "../../shared/http/api.ts";
-import { StoreContentionError } from "../../shared/ports/errors.ts";
-import type { EventLog } from "../../shared/ports/store.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { MemgateApiError, MemgateClient } from "#client/client.ts";
+import { createApi } from "#http/api.ts";
+import { StoreContentionError } from "#ports/errors.ts";
+import type { EventLog } from "#ports/store.ts";
 
 function failingApi(error: unknown) {
   const events = new Proxy({} as EventLog, {
@@ -96,7 +96,7 @@ describe("the client's SigV4 signing (shape only: no API Gateway runs here)", ()
 
 describe("the worker's rule for contention", () => {
   it("store contention is retried, never acknowledged", async () => {
-    const { workOnMessage } = await import("../../shared/app/worker.ts");
+    const { workOnMessage } = await import("#app/worker.ts");
     const events = new Proxy({} as EventLog, {
       get: () => async () => {
         throw new StoreContentionError("another writer held the clock");

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { run, takeSnapshot } from "../../shared/app/pipeline.ts";
-import { createApi } from "../../shared/http/api.ts";
+import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { run, takeSnapshot } from "#app/pipeline.ts";
+import { createApi } from "#http/api.ts";
 import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-fuzz-")));

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemgateClient } from "../../shared/client/client.ts";
+import { MemgateClient } from "#client/client.ts";
 import { memgate } from "../support/cli.ts";
 import { type ServeProcess, startServe } from "../support/serve-process.ts";
 

@@ -19,8 +19,8 @@ import type {
   SQSEvent,
 } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
-import { MetricNames } from "../../shared/observability/metric-names.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
+import { MetricNames } from "#observability/metric-names.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
 import { honestSegmentAnswer, startModelServer } from "../support/model-servers.ts";
@@ -333,8 +333,8 @@ describe("the Lambdas on the local engines", () => {
       );
       expect(messages).toHaveLength(1);
       // Another worker raced ahead with the same snapshot and published first.
-      const { lambdaRuntime } = await import("../../shared/adapters/aws/lambda-runtime.ts");
-      const { run } = await import("../../shared/app/pipeline.ts");
+      const { lambdaRuntime } = await import("#adapters/aws/lambda-runtime.ts");
+      const { run } = await import("#app/pipeline.ts");
       expect((await run(lambdaRuntime().deps, JSON.parse(messages[0]?.Body ?? "{}"))).status).toBe(
         "PUBLISHED",
       );

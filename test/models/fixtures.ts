@@ -1,15 +1,15 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { type ModelOptions, modelNamed } from "../../shared/adapters/models/models.ts";
-import { NO_FAILPOINTS } from "../../shared/app/failpoints.ts";
-import type { ModelSettings } from "../../shared/app/one-prompt.ts";
-import { type Deps, readInputs } from "../../shared/app/pipeline.ts";
-import { loadPrompt } from "../../shared/app/prompts.ts";
-import { consolidate } from "../../shared/domain/consolidator.ts";
-import type { ConsolidationOutput } from "../../shared/domain/schemas.ts";
+import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { type ModelOptions, modelNamed } from "#adapters/models/models.ts";
+import { NO_FAILPOINTS } from "#app/failpoints.ts";
+import type { ModelSettings } from "#app/one-prompt.ts";
+import { type Deps, readInputs } from "#app/pipeline.ts";
+import { loadPrompt } from "#app/prompts.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import type { ConsolidationOutput } from "#domain/schemas.ts";
 
 /** A small subject with every kind of must-preserve item: numbers, a unit, free text, a conflict, an open task. */
 export const SUBJECT_EVENTS = [

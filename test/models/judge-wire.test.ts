@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { judgeNamed } from "../../shared/adapters/models/models.ts";
-import { audit } from "../../shared/app/audit.ts";
-import { appendEvents, recall, run, takeSnapshot } from "../../shared/app/pipeline.ts";
-import type { ConsolidationOutput } from "../../shared/domain/schemas.ts";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
-import { evaluate } from "../../shared/eval/evaluate.ts";
+import { judgeNamed } from "#adapters/models/models.ts";
+import { audit } from "#app/audit.ts";
+import { appendEvents, recall, run, takeSnapshot } from "#app/pipeline.ts";
+import type { ConsolidationOutput } from "#domain/schemas.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
+import { evaluate } from "#eval/evaluate.ts";
 import { type ModelServer, type ReceivedRequest, startModelServer } from "../support/model-servers.ts";
 import { honestAnswer, modelDeps, SUBJECT_EVENTS } from "./fixtures.ts";
 

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { appendEvents, readInputs, run, takeSnapshot } from "../../shared/app/pipeline.ts";
-import { renderConsolidation } from "../../shared/app/prompt-render.ts";
-import { loadPrompt } from "../../shared/app/prompts.ts";
+import { appendEvents, readInputs, run, takeSnapshot } from "#app/pipeline.ts";
+import { renderConsolidation } from "#app/prompt-render.ts";
+import { loadPrompt } from "#app/prompts.ts";
 import { modelDeps } from "./fixtures.ts";
 
 /**

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { modelNamed } from "../../shared/adapters/models/models.ts";
-import { readInputs } from "../../shared/app/pipeline.ts";
-import { renderConsolidation } from "../../shared/app/prompt-render.ts";
-import { loadPrompt } from "../../shared/app/prompts.ts";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { modelNamed } from "#adapters/models/models.ts";
+import { readInputs } from "#app/pipeline.ts";
+import { renderConsolidation } from "#app/prompt-render.ts";
+import { loadPrompt } from "#app/prompts.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
 import { SUBJECT_EVENTS } from "./fixtures.ts";
 
 /**

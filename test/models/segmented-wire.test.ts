@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Deps } from "../../shared/app/pipeline.ts";
-import { appendEvents, revokeEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
-import { budgetTokens } from "../../shared/domain/gate.ts";
-import { countTokens } from "../../shared/domain/tokens.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { budgetTokens } from "#domain/gate.ts";
+import { countTokens } from "#domain/tokens.ts";
 import {
   honestSegmentAnswer,
   type ModelServer,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { describePipelineScenarios } from "./pipeline-scenarios.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-scenario-"));

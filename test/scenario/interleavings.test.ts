@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { runInterleaving } from "../support/interleavings.ts";
 import { depsOver } from "./pipeline-scenarios.ts";

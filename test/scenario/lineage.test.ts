@@ -2,9 +2,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { lineageDot, lineageProv } from "../../shared/app/lineage.ts";
-import { appendEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { lineageDot, lineageProv } from "#app/lineage.ts";
+import { appendEvents, run, takeSnapshot } from "#app/pipeline.ts";
 import { memgate } from "../support/cli.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 

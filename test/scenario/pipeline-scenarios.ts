@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MemoryQueue } from "../../shared/adapters/embedded/memory-queue.ts";
-import { MODELS } from "../../shared/adapters/models/models.ts";
-import { NO_FAILPOINTS } from "../../shared/app/failpoints.ts";
-import { GenerationFailedError, type ModelPort } from "../../shared/app/model.ts";
-import { approve, recover, review } from "../../shared/app/operations.ts";
-import type { Deps } from "../../shared/app/pipeline.ts";
+import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { MODELS } from "#adapters/models/models.ts";
+import { NO_FAILPOINTS } from "#app/failpoints.ts";
+import { GenerationFailedError, type ModelPort } from "#app/model.ts";
+import { approve, recover, review } from "#app/operations.ts";
+import type { Deps } from "#app/pipeline.ts";
 import {
   appendEvents,
   changeTrustPolicy,
@@ -16,14 +16,14 @@ import {
   run,
   sweep,
   takeSnapshot,
-} from "../../shared/app/pipeline.ts";
-import { adoptCurrentSelector, migrateSelectors } from "../../shared/app/selector-migration.ts";
-import { DETERMINISTIC_MODEL } from "../../shared/domain/consolidator.ts";
-import { mustPreserveFingerprint } from "../../shared/domain/must-preserve.ts";
-import type { Snapshot } from "../../shared/domain/schemas.ts";
-import { MemoryEvent as MemoryEventSchema } from "../../shared/domain/schemas.ts";
-import { PublishRefusedError } from "../../shared/ports/errors.ts";
-import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "../../shared/ports/store.ts";
+} from "#app/pipeline.ts";
+import { adoptCurrentSelector, migrateSelectors } from "#app/selector-migration.ts";
+import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
+import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
+import type { Snapshot } from "#domain/schemas.ts";
+import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import { PublishRefusedError } from "#ports/errors.ts";
+import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "#ports/store.ts";
 
 export interface ScenarioStores {
   events: EventLog;

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { readInputs } from "../../shared/app/pipeline.ts";
-import { consolidate } from "../../shared/domain/consolidator.ts";
-import { gateCandidate } from "../../shared/domain/gate.ts";
-import { mustPreserveFingerprint } from "../../shared/domain/must-preserve.ts";
-import { MemoryEvent } from "../../shared/domain/schemas.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { readInputs } from "#app/pipeline.ts";
+import { consolidate } from "#domain/consolidator.ts";
+import { gateCandidate } from "#domain/gate.ts";
+import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
+import { MemoryEvent } from "#domain/schemas.ts";
 import { eventLog } from "../support/arbitraries.ts";
 
 /**

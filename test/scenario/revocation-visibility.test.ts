@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, inject, it } from "vitest";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "../../shared/app/pipeline.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "#app/pipeline.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoStore } from "../../shared/adapters/aws/dynamo-store.ts";
-import { S3ArtifactStore } from "../../shared/adapters/aws/s3-artifacts.ts";
-import { SqsSnapshotQueue } from "../../shared/adapters/aws/sqs-queue.ts";
-import { createMemgateTable } from "../../shared/adapters/aws/table.ts";
+import { DynamoStore } from "#adapters/aws/dynamo-store.ts";
+import { S3ArtifactStore } from "#adapters/aws/s3-artifacts.ts";
+import { SqsSnapshotQueue } from "#adapters/aws/sqs-queue.ts";
+import { createMemgateTable } from "#adapters/aws/table.ts";
 
 const credentials = { accessKeyId: "test", secretAccessKey: "test" };
 const region = "us-east-1";

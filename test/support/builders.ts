@@ -1,13 +1,8 @@
-import type { GateContext, GateOptions, GateReport } from "../../shared/domain/gate.ts";
-import { buildGateContext, gateCandidate } from "../../shared/domain/gate.ts";
-import type {
-  ConsolidationOutput,
-  MemoryEvent,
-  SequencedEvent,
-  TrustPolicy,
-} from "../../shared/domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema } from "../../shared/domain/schemas.ts";
-import { checkEventLog, selectInputs } from "../../shared/domain/selector.ts";
+import type { GateContext, GateOptions, GateReport } from "#domain/gate.ts";
+import { buildGateContext, gateCandidate } from "#domain/gate.ts";
+import type { ConsolidationOutput, MemoryEvent, SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import { checkEventLog, selectInputs } from "#domain/selector.ts";
 
 /** An event as a test writes it: the contract's JSON, sequence optional. */
 export type EventInput = Record<string, unknown> & { eventId: string; kind: string };

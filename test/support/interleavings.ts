@@ -1,19 +1,12 @@
-import { NO_FAILPOINTS } from "../../shared/app/failpoints.ts";
-import { GenerationFailedError } from "../../shared/app/model.ts";
-import type { Deps } from "../../shared/app/pipeline.ts";
-import {
-  appendEvents,
-  generate,
-  publish,
-  recall,
-  revokeEvents,
-  takeSnapshot,
-} from "../../shared/app/pipeline.ts";
-import { inputRefs, inputRoot } from "../../shared/domain/hashing.ts";
-import type { Snapshot } from "../../shared/domain/schemas.ts";
-import { seededRandom } from "../../shared/domain/seeded-random.ts";
-import { checkEventLog, selectInputs } from "../../shared/domain/selector.ts";
-import { PublishRefusedError, StoreContentionError } from "../../shared/ports/errors.ts";
+import { NO_FAILPOINTS } from "#app/failpoints.ts";
+import { GenerationFailedError } from "#app/model.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { appendEvents, generate, publish, recall, revokeEvents, takeSnapshot } from "#app/pipeline.ts";
+import { inputRefs, inputRoot } from "#domain/hashing.ts";
+import type { Snapshot } from "#domain/schemas.ts";
+import { seededRandom } from "#domain/seeded-random.ts";
+import { checkEventLog, selectInputs } from "#domain/selector.ts";
+import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 
 /**
  * Randomized interleavings of the whole lifecycle: several workers append (agreeing and conflicting

@@ -1,7 +1,7 @@
-import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../shared/domain/append-plan.ts";
-import { planAppend } from "../../shared/domain/append-plan.ts";
-import type { MemoryEvent, TrustPolicy } from "../../shared/domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY } from "../../shared/domain/schemas.ts";
+import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import { planAppend } from "#domain/append-plan.ts";
+import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 
 /**
  * The append planner over plain maps: what both stores do inside their transactions, without an

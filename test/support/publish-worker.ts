@@ -1,9 +1,9 @@
 // A separate OS process that publishes on an embedded store when told to: the SQLite race test
 // runs eight of these against one store file, as eight Lambdas would race on DynamoDB.
 import { createInterface } from "node:readline";
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { PublishRefusedError } from "../../shared/ports/errors.ts";
-import type { PublishRequest } from "../../shared/ports/store.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { PublishRefusedError } from "#ports/errors.ts";
+import type { PublishRequest } from "#ports/store.ts";
 
 const store = new SqliteStore(process.argv[2] as string);
 process.stdout.write("ready\n");

@@ -1,8 +1,8 @@
 // A separate OS process that loops on recall until its standard input closes, printing when each
 // recall started and what it served: the revocation-visibility test reads these against when the
 // revoke returned, and decides from them (not from a clock) when it has seen enough.
-import { SqliteStore } from "../../shared/adapters/embedded/sqlite-store.ts";
-import { recall } from "../../shared/app/pipeline.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { recall } from "#app/pipeline.ts";
 
 const [home, subject] = process.argv.slice(2) as [string, string];
 const store = new SqliteStore(home);

@@ -1,15 +1,15 @@
 import { createHash } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { z } from "zod";
-import type { AppendPlan } from "../../domain/append-plan.ts";
-import { keyScope, positionId } from "../../domain/conflicts.ts";
-import { GateReport } from "../../domain/gate.ts";
-import type { MemoryEvent, TrustPolicy } from "../../domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
-import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "../../domain/validity.ts";
-import { PublishRefusedError, StoreContentionError } from "../../ports/errors.ts";
-import type { ArtifactRecord, Clock, PublishRequest } from "../../ports/store.ts";
-import { DEFAULT_SETTINGS } from "../../ports/store.ts";
+import type { AppendPlan } from "#domain/append-plan.ts";
+import { keyScope, positionId } from "#domain/conflicts.ts";
+import { GateReport } from "#domain/gate.ts";
+import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
+import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
+import type { ArtifactRecord, Clock, PublishRequest } from "#ports/store.ts";
+import { DEFAULT_SETTINGS } from "#ports/store.ts";
 
 /**
  * The DynamoDB table's keys and items, and the pure functions over them: item schemas (every item

@@ -14,13 +14,13 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
-import { planAppend } from "../../domain/append-plan.ts";
-import { decodeStoredEvent } from "../../domain/hashing.ts";
-import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
-import { TrustPolicy as TrustPolicySchema } from "../../domain/schemas.ts";
-import { SELECTOR_VERSION, type SelectorVersion } from "../../domain/validity.ts";
-import { AlreadyWrittenError, StoreContentionError, translatePlanError } from "../../ports/errors.ts";
+import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import { planAppend } from "#domain/append-plan.ts";
+import { decodeStoredEvent } from "#domain/hashing.ts";
+import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
+import { TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion } from "#domain/validity.ts";
+import { AlreadyWrittenError, StoreContentionError, translatePlanError } from "#ports/errors.ts";
 import type {
   AliasPort,
   AliasState,
@@ -32,8 +32,8 @@ import type {
   PublishRequest,
   SettingsPort,
   TenantSettings,
-} from "../../ports/store.ts";
-import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
+} from "#ports/store.ts";
+import { DEFAULT_SETTINGS, snapshotOf } from "#ports/store.ts";
 
 import {
   ALIAS,

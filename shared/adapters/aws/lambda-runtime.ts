@@ -6,16 +6,16 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
-import { NO_FAILPOINTS } from "../../app/failpoints.ts";
-import type { Deps } from "../../app/pipeline.ts";
-import { DEFAULT_PROMPT_VERSION, loadPrompt } from "../../app/prompts.ts";
-import { DETERMINISTIC_MODEL } from "../../domain/consolidator.ts";
+import { NO_FAILPOINTS } from "#app/failpoints.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
+import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import {
   METRIC_NAMESPACE,
   MetricDimensions,
   type MetricName,
   SERVICE_NAME,
-} from "../../observability/metric-names.ts";
+} from "#observability/metric-names.ts";
 import { judgeNamed, modelNamed, modelOptionsFromEnv } from "../models/models.ts";
 import { DynamoStore } from "./dynamo-store.ts";
 import { S3ArtifactStore } from "./s3-artifacts.ts";

@@ -1,9 +1,9 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { GateReport, RefusedAttempts } from "../../domain/gate.ts";
-import type { Manifest } from "../../domain/schemas.ts";
-import { Manifest as ManifestSchema } from "../../domain/schemas.ts";
-import { AlreadyWrittenError, NotFoundError } from "../../ports/errors.ts";
-import type { ArtifactFiles, ArtifactRecord, ArtifactStatus, ArtifactStore } from "../../ports/store.ts";
+import { GateReport, RefusedAttempts } from "#domain/gate.ts";
+import type { Manifest } from "#domain/schemas.ts";
+import { Manifest as ManifestSchema } from "#domain/schemas.ts";
+import { AlreadyWrittenError, NotFoundError } from "#ports/errors.ts";
+import type { ArtifactFiles, ArtifactRecord, ArtifactStatus, ArtifactStore } from "#ports/store.ts";
 import { boundedName } from "../bounded-name.ts";
 import type { DynamoStore } from "./dynamo-store.ts";
 

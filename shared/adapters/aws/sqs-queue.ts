@@ -5,10 +5,10 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { Snapshot } from "../../domain/schemas.ts";
-import { Snapshot as SnapshotSchema } from "../../domain/schemas.ts";
-import type { QueueMessage, SnapshotQueue } from "../../ports/store.ts";
-import { snapshotDedupId } from "../../ports/store.ts";
+import type { Snapshot } from "#domain/schemas.ts";
+import { Snapshot as SnapshotSchema } from "#domain/schemas.ts";
+import type { QueueMessage, SnapshotQueue } from "#ports/store.ts";
+import { snapshotDedupId } from "#ports/store.ts";
 
 /**
  * Snapshot messages on an SQS FIFO queue: the message group is the subject (one subject's

@@ -3,23 +3,23 @@ import { mkdirSync } from "node:fs";
 import { link, mkdir, open, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "../../domain/append-plan.ts";
-import { planAppend } from "../../domain/append-plan.ts";
-import { GateReport, RefusedAttempts } from "../../domain/gate.ts";
-import { decodeStoredEvent } from "../../domain/hashing.ts";
-import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "../../domain/schemas.ts";
+import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import { planAppend } from "#domain/append-plan.ts";
+import { GateReport, RefusedAttempts } from "#domain/gate.ts";
+import { decodeStoredEvent } from "#domain/hashing.ts";
+import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
 import {
   DEFAULT_TRUST_POLICY,
   Manifest as ManifestSchema,
   TrustPolicy as TrustPolicySchema,
-} from "../../domain/schemas.ts";
-import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "../../domain/validity.ts";
+} from "#domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import {
   AlreadyWrittenError,
   NotFoundError,
   PublishRefusedError,
   translatePlanError,
-} from "../../ports/errors.ts";
+} from "#ports/errors.ts";
 import type {
   AliasPort,
   AliasState,
@@ -33,8 +33,8 @@ import type {
   PublishRequest,
   SettingsPort,
   TenantSettings,
-} from "../../ports/store.ts";
-import { DEFAULT_SETTINGS, snapshotOf } from "../../ports/store.ts";
+} from "#ports/store.ts";
+import { DEFAULT_SETTINGS, snapshotOf } from "#ports/store.ts";
 import { boundedName } from "../bounded-name.ts";
 
 /**
