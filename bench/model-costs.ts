@@ -3,7 +3,7 @@
 // for a rebuild after a 50-event tail. The model is an in-process stand-in that answers honestly
 // and counts what it is sent (cl100k_base); the figures are prompt sizes, not timings.
 // Run: npx tsx --import ./scripts/text-imports.mjs bench/model-costs.ts [sizes...]
-import type { LanguageModel, ModelCall, SegmentCache } from "#app/model.ts";
+
 import { renderConsolidation } from "#app/prompt-render.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { segmentedGenerator } from "#app/segmented.ts";
@@ -11,6 +11,7 @@ import { buildGateContext, gateCandidateText } from "#domain/gate.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent, type SequencedEvent } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { countTokens } from "#domain/tokens.ts";
+import type { LanguageModel, ModelCall, SegmentCache } from "#ports/model.ts";
 import { honestSegmentAnswer } from "../test/support/model-servers.ts";
 import { record } from "./results.ts";
 

@@ -3,33 +3,12 @@ import { type GateReason, type GateWarning, reason } from "#domain/gate-report.t
 import type { SequencedEvent } from "#domain/schemas.ts";
 import { contentWords } from "#domain/text-support.ts";
 import { countTokens } from "#domain/tokens.ts";
-import type { LanguageModel, ModelCallRecord } from "./model.ts";
+import type { JudgeItem, JudgePort, Verdict } from "#ports/judge.ts";
+import type { LanguageModel, ModelCallRecord } from "#ports/model.ts";
 import { JudgeAnswer, modelSchema, parseModelAnswer } from "./model-output.ts";
 import { ask, type ModelSettings } from "./one-prompt.ts";
 import { eventLine, fillTemplate, renderedPrompt } from "./prompt-render.ts";
 import { loadPrompt } from "./prompts.ts";
-
-/**
- * The judge port: is this text supported by these events? A language model answers for what the
- * deterministic rules cannot decide (a claim text whose sources lack some of its words, a summary
- * sentence with low support). `unsupported` refuses the candidate with the gate's own codes; an
- * `unclear` verdict is reported, never a refusal on its own.
- */
-export type Verdict = "supported" | "unsupported" | "unclear";
-
-export interface JudgeItem {
-  id: string;
-  text: string;
-  events: readonly SequencedEvent[];
-}
-
-export interface JudgePort {
-  readonly name: string;
-  judge(
-    items: readonly JudgeItem[],
-    signal: AbortSignal,
-  ): Promise<{ verdicts: Map<string, { verdict: Verdict; reason: string }>; calls: ModelCallRecord[] }>;
-}
 
 export const JUDGE_TEMPLATE = "judge-v1";
 const JUDGE_SCHEMA = { name: "JudgeAnswer", json: modelSchema(JudgeAnswer) };

@@ -10,7 +10,7 @@ import {
   type ModelPort,
   type ModelRequest,
   type PromptPreview,
-} from "./model.ts";
+} from "#ports/model.ts";
 import { decodeModelAnswer, ModelConsolidationOutput, modelSchema } from "./model-output.ts";
 import { RENDERER_VERSION, type RenderedPrompt, renderConsolidation } from "./prompt-render.ts";
 

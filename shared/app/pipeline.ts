@@ -41,6 +41,17 @@ import {
   SnapshotRefusedError,
   StoreContentionError,
 } from "#ports/errors.ts";
+import type { JudgePort } from "#ports/judge.ts";
+import {
+  type Generation,
+  GenerationFailedError,
+  type ModelCallRecord,
+  type ModelPort,
+  type ModelRequest,
+  type Prompt,
+  type RepairRequest,
+  type SegmentCache,
+} from "#ports/model.ts";
 import type {
   AliasPort,
   AliasState,
@@ -53,18 +64,9 @@ import type {
   TenantSettings,
 } from "#ports/store.ts";
 import { shownStatus } from "#ports/store.ts";
+import type { TimeSource } from "#ports/time.ts";
 import type { Failpoints } from "./failpoints.ts";
-import { type JudgePort, judgeUndecided } from "./judge.ts";
-import {
-  type Generation,
-  GenerationFailedError,
-  type ModelCallRecord,
-  type ModelPort,
-  type ModelRequest,
-  type Prompt,
-  type RepairRequest,
-  type SegmentCache,
-} from "./model.ts";
+import { judgeUndecided } from "./judge.ts";
 import { buildRecallIndex, RecallIndex, searchCold } from "./recall-index.ts";
 
 /**
@@ -80,7 +82,7 @@ export interface Deps {
   settings: SettingsPort;
   model: ModelPort;
   prompt: Prompt;
-  now: () => Date;
+  now: TimeSource;
   newId: () => string;
   failpoints: Failpoints;
   generationTimeoutMs: number;

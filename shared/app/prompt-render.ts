@@ -4,7 +4,7 @@ import { canonicalJson, sha256 } from "#domain/hashing.ts";
 import { CUE_CLASSES, type CueCounts } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { Claim, SequencedEvent } from "#domain/schemas.ts";
-import type { Prompt, RepairRequest } from "./model.ts";
+import type { Prompt, RepairRequest } from "#ports/model.ts";
 
 /**
  * The prompt renderer: a versioned template (prompts/<version>.md) filled with a snapshot's data.

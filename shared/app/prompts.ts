@@ -1,5 +1,5 @@
 import { sha256 } from "#domain/hashing.ts";
-import type { Prompt } from "./model.ts";
+import type { Prompt } from "#ports/model.ts";
 import { PROMPT_FILES } from "./prompt-files.ts";
 
 export const DEFAULT_PROMPT_VERSION = "consolidate-v2";

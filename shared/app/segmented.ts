@@ -16,7 +16,7 @@ import {
   type Prompt,
   type PromptPreview,
   type SegmentCache,
-} from "./model.ts";
+} from "#ports/model.ts";
 import {
   type ModelAnswerOf,
   modelSchema,

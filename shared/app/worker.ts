@@ -2,7 +2,8 @@ import type { GateReport } from "#domain/gate.ts";
 import { Snapshot } from "#domain/schemas.ts";
 import { describeIssues } from "#io/event-file.ts";
 import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
-import { GenerationFailedError } from "./model.ts";
+import { GenerationFailedError } from "#ports/model.ts";
+import type { Stopwatch } from "#ports/time.ts";
 import type { GenerateDeps, PublishDeps } from "./pipeline.ts";
 import { run } from "./pipeline.ts";
 
@@ -43,7 +44,7 @@ export type WorkOutcome =
 export async function workOnMessage(
   deps: GenerateDeps & PublishDeps,
   body: unknown,
-  clock: () => number = () => performance.now(),
+  clock: Stopwatch = () => performance.now(),
 ): Promise<WorkOutcome> {
   const snapshot = Snapshot.safeParse(typeof body === "string" ? parseJson(body) : body);
   if (!snapshot.success) return { action: "ack", status: "poison", detail: describeIssues(snapshot.error) };

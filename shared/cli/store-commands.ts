@@ -2,7 +2,6 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StoreHomeError } from "#adapters/embedded/sqlite-store.ts";
 import { audit } from "#app/audit.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
-import { GenerationFailedError } from "#app/model.ts";
 import { approve, recover, review } from "#app/operations.ts";
 import type { Deps, Recall } from "#app/pipeline.ts";
 import {
@@ -37,6 +36,7 @@ import {
   PublishRefusedError,
   StoreContentionError,
 } from "#ports/errors.ts";
+import { GenerationFailedError } from "#ports/model.ts";
 import { shownStatus } from "#ports/store.ts";
 import { env } from "#runtime/config.ts";
 import type { Io } from "./output.ts";

@@ -1,4 +1,3 @@
-import { GenerationFailedError } from "#app/model.ts";
 import { EventLogError } from "#domain/selector.ts";
 import { InputError } from "#io/event-file.ts";
 import {
@@ -9,6 +8,7 @@ import {
   PublishRefusedError,
   StoreContentionError,
 } from "#ports/errors.ts";
+import { GenerationFailedError } from "#ports/model.ts";
 
 /** The error body of CONTRACT §6: `{"error":{"code","message","field"}}`. */
 export interface ProblemBody {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GenerationFailedError } from "#app/model.ts";
 import { appendEvents, readInputs, run, takeSnapshot } from "#app/pipeline.ts";
 import { renderConsolidation } from "#app/prompt-render.ts";
 import { loadPrompt } from "#app/prompts.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
+import { GenerationFailedError } from "#ports/model.ts";
 import {
   type ModelServer,
   type Protocol,

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { MODELS } from "#adapters/models/models.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import { GenerationFailedError, type ModelPort } from "#app/model.ts";
 import { approve, recover, review } from "#app/operations.ts";
 import type { Deps } from "#app/pipeline.ts";
 import {
@@ -23,6 +22,7 @@ import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
+import { GenerationFailedError, type ModelPort } from "#ports/model.ts";
 import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "#ports/store.ts";
 
 export interface ScenarioStores {

@@ -1,5 +1,4 @@
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import { GenerationFailedError } from "#app/model.ts";
 import type { Deps } from "#app/pipeline.ts";
 import { appendEvents, generate, publish, recall, revokeEvents, takeSnapshot } from "#app/pipeline.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
@@ -7,6 +6,7 @@ import type { Snapshot } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
+import { GenerationFailedError } from "#ports/model.ts";
 
 /**
  * Randomized interleavings of the whole lifecycle: several workers append (agreeing and conflicting

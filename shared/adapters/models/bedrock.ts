@@ -4,7 +4,7 @@ import type {
   ConverseCommandOutput,
 } from "@aws-sdk/client-bedrock-runtime";
 import type { DocumentType } from "@smithy/types";
-import type { LanguageModel, ModelAnswer, ModelCall } from "#app/model.ts";
+import type { LanguageModel, ModelAnswer, ModelCall } from "#ports/model.ts";
 import { clientFailure, type Failure, type RetryOptions, withRetries } from "./retry.ts";
 
 export interface BedrockOptions {

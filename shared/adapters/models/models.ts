@@ -1,9 +1,10 @@
-import { type JudgePort, modelJudge } from "#app/judge.ts";
-import type { Generation, LanguageModel, ModelPort, ModelRequest } from "#app/model.ts";
+import { modelJudge } from "#app/judge.ts";
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings, onePromptGenerator } from "#app/one-prompt.ts";
 import { segmentedGenerator } from "#app/segmented.ts";
 import { consolidate, DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
+import type { JudgePort } from "#ports/judge.ts";
+import type { Generation, LanguageModel, ModelPort, ModelRequest } from "#ports/model.ts";
 import { env } from "#runtime/config.ts";
 import { bedrockModel } from "./bedrock.ts";
 import { openAiModel } from "./openai.ts";

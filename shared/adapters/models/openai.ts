@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { LanguageModel, ModelAnswer, ModelCall } from "#app/model.ts";
+import type { LanguageModel, ModelAnswer, ModelCall } from "#ports/model.ts";
 import { clientFailure, type Failure, type RetryOptions, withRetries } from "./retry.ts";
 
 export interface OpenAiOptions {

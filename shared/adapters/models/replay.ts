@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { GenerationFailedError, type LanguageModel, type ModelAnswer, type ModelCall } from "#app/model.ts";
+import { GenerationFailedError, type LanguageModel, type ModelAnswer, type ModelCall } from "#ports/model.ts";
 
 /**
  * Recorded answers, keyed by the rendered prompt's hash: `record:DIR:<model>` asks the model and

@@ -1,4 +1,4 @@
-import { GenerationFailedError } from "#app/model.ts";
+import { GenerationFailedError } from "#ports/model.ts";
 
 /** How a model API's error is handled: asked again after a pause, or failed with a reason. */
 export type Failure = { retry: true; why: string } | { retry: false; why: string };

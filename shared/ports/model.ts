@@ -2,6 +2,13 @@ import type { GateContext } from "#domain/gate.ts";
 import type { GateReason } from "#domain/gate-report.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 
+/**
+ * The model port: what the use cases ask of a generator of candidate summaries (`ModelPort`) and
+ * of a language model behind an API (`LanguageModel`), the records a generation leaves in its
+ * manifest, and the one error an adapter raises when the model cannot answer. Invariant: nothing
+ * a model answers is trusted; the gate judges every answer, whichever adapter wrote it.
+ */
+
 /** The prompt a generation used: its version names it, its hash pins its exact text in the manifest. */
 export interface Prompt {
   version: string;
