@@ -3,10 +3,11 @@ import { countReasons, type GateReasonCode } from "#domain/gate-report.ts";
 import { inputRoot, recomputedEventHash } from "#domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
+import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import { judgeUndecided } from "./judge.ts";
 import type { Deps } from "./pipeline.ts";
-import { rawBeforeRecord, rawForRecord, readInputs } from "./pipeline.ts";
+import { readInputs } from "./pipeline.ts";
 
 /** Gate reasons that mean a served claim says something its events do not. */
 export const FALSE_FACT_REASONS: ReadonlySet<GateReasonCode> = new Set<GateReasonCode>([

@@ -3,13 +3,14 @@ import { CUE_CLASS_NAMES, CUE_CLASSES } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { ConsolidationOutput, SequencedEvent, Snapshot } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
+import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { SELECTOR_VERSION, selectorNamed } from "#domain/validity.ts";
 import { describeValue } from "#domain/values.ts";
 import { NotFoundError, PublishRefusedError } from "#ports/errors.ts";
 import type { ArtifactRecord } from "#ports/store.ts";
 import { shownStatus } from "#ports/store.ts";
 import type { Deps, PublishDeps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
-import { publish, rawBeforeRecord, rawForRecord, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
+import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
 
 /**
  * Release operations: shadow review and approval, and forward recovery. Each goes through the same

@@ -31,6 +31,7 @@ import {
   selectInputs,
   selectionDifferences,
 } from "#domain/selector.ts";
+import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { selectorNamed } from "#domain/validity.ts";
@@ -61,7 +62,6 @@ import type {
   EventLog,
   SettingsPort,
   SnapshotQueue,
-  TenantSettings,
 } from "#ports/store.ts";
 import { shownStatus } from "#ports/store.ts";
 import type { TimeSource } from "#ports/time.ts";
@@ -800,25 +800,6 @@ function inScope(wanted: string | undefined, scope: string): boolean {
 function eventInScope(wanted: string | undefined, event: MemoryEvent): boolean {
   if (wanted === undefined || !event.assertions || event.assertions.length === 0) return true;
   return event.assertions.some((assertion) => inScope(wanted, assertion.scope));
-}
-
-/**
- * Why recall must answer raw, judged from the settings and one consistent read of clock and alias
- * (null: the alias's summary may be served, if its record allows: `rawForRecord`).
- */
-export function rawBeforeRecord(settings: TenantSettings, snapshot: Snapshot): string | null {
-  const alias = snapshot.expectedAlias;
-  if (settings.recallBypass) return "recall bypass is on: raw events only";
-  if (alias === null) return "no summary published yet";
-  if (alias.sourceEpoch !== snapshot.inputEpoch)
-    return `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${snapshot.inputEpoch}); raw until it is rebuilt`;
-  return null;
-}
-
-/** Why the alias's artifact cannot be served (null: it is PUBLISHED and not marked STALE). */
-export function rawForRecord(artifactId: string, record: ArtifactRecord | null): string | null {
-  if (record?.status === "PUBLISHED" && !record.stale) return null;
-  return `artifact ${artifactId} is ${record ? shownStatus(record) : "missing"}, not PUBLISHED`;
 }
 
 /**
