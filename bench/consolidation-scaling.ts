@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { appendEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents } from "#app/append.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
 import { record } from "./results.ts";
 

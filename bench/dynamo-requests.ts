@@ -1,7 +1,10 @@
 // DynamoDB requests per consolidation, by phase, on DynamoDB Local: snapshot, generate (the epoch
 // check, the policy, selection as Query pages of the sequence index) and publish (the validity
 // re-check, then the switch). Run: npx tsx --import ./scripts/text-imports.mjs bench/dynamo-requests.ts [events]
-import { appendEvents, generate, publish, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents } from "#app/append.ts";
+import { generate } from "#app/generate.ts";
+import { publish } from "#app/publish.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { depsOver, factsBatch } from "../test/scenario/pipeline-scenarios.ts";
 import { openAwsStores, type RequestCounter } from "../test/support/aws-stores.ts";
 import { startLocalEngines } from "../test/support/local-engines.ts";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import type { Deps } from "#app/pipeline.ts";
+import type { Deps } from "#app/deps.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
 import { openAwsStores } from "../test/support/aws-stores.ts";
 import { runInterleaving } from "../test/support/interleavings.ts";

@@ -7,7 +7,7 @@ import middy from "@middy/core";
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { clockSubjectOf } from "#adapters/aws/dynamo-items.ts";
 import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
-import { requestRebuildIfNeeded } from "#app/pipeline.ts";
+import { requestRebuildIfNeeded } from "#app/append.ts";
 import { MetricNames } from "#observability/metric-names.ts";
 
 /**

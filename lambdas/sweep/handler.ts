@@ -4,7 +4,7 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
-import { sweep } from "#app/pipeline.ts";
+import { sweep } from "#app/append.ts";
 import { MetricNames } from "#observability/metric-names.ts";
 
 /**

@@ -5,9 +5,9 @@ import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { selectorNamed } from "#domain/validity.ts";
+import type { Deps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";
-import type { Deps } from "./pipeline.ts";
-import { readInputs } from "./pipeline.ts";
+import { readInputs } from "./snapshot.ts";
 
 /** Gate reasons that mean a served claim says something its events do not. */
 export const FALSE_FACT_REASONS: ReadonlySet<GateReasonCode> = new Set<GateReasonCode>([

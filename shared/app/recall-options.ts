@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RecallOptions } from "./pipeline.ts";
+import type { RecallOptions } from "./recall.ts";
 
 /** Far above any summary's budget, far below where token counting or JSON numbers misbehave. */
 export const MAX_RECALL_BUDGET = 100_000_000;

@@ -1,6 +1,6 @@
 import { checkEventLog, SELECTOR_VERSION, selectInputs, selectionDifferences } from "#domain/selector.ts";
-import type { StoreDeps } from "./pipeline.ts";
-import { invalidate } from "./pipeline.ts";
+import { invalidate } from "./append.ts";
+import type { StoreDeps } from "./deps.ts";
 
 /**
  * Moving existing subjects to the current selector (v2). A subject created before v2 has a clock

@@ -4,8 +4,8 @@ import { describeIssues } from "#io/event-file.ts";
 import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 import { GenerationFailedError } from "#ports/model.ts";
 import type { Stopwatch } from "#ports/time.ts";
-import type { GenerateDeps, PublishDeps } from "./pipeline.ts";
-import { run } from "./pipeline.ts";
+import type { GenerateDeps, PublishDeps } from "./deps.ts";
+import { run } from "./run.ts";
 
 /**
  * What the queue must do with a snapshot message once the worker has tried it: `ack` removes it

@@ -1,24 +1,20 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StoreHomeError } from "#adapters/embedded/sqlite-store.ts";
+import { appendEvents, changeTrustPolicy, revokeEvents, sweep } from "#app/append.ts";
+import { subjectOfArtifact } from "#app/artifact-id.ts";
 import { audit } from "#app/audit.ts";
+import type { Deps } from "#app/deps.ts";
+import { generate } from "#app/generate.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
-import { approve, recover, review } from "#app/operations.ts";
-import type { Deps, Recall } from "#app/pipeline.ts";
-import {
-  appendEvents,
-  changeTrustPolicy,
-  generate,
-  publish,
-  readInputs,
-  recall,
-  revokeEvents,
-  run,
-  subjectOfArtifact,
-  sweep,
-  takeSnapshot,
-} from "#app/pipeline.ts";
+import { publish } from "#app/publish.ts";
+import type { Recall } from "#app/recall.ts";
+import { recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
+import { recover } from "#app/recover.ts";
+import { approve, review } from "#app/review.ts";
+import { run } from "#app/run.ts";
 import { migrateSelectors } from "#app/selector-migration.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { workOnMessage } from "#app/worker.ts";
 import { Snapshot, Subject, TrustPolicy } from "#domain/schemas.ts";
 import { EventLogError } from "#domain/selector.ts";

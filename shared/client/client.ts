@@ -1,8 +1,9 @@
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { z } from "zod";
-import type { Review } from "#app/operations.ts";
-import type { AppendOutcome, Recall } from "#app/pipeline.ts";
+import type { AppendOutcome } from "#app/append.ts";
+import type { Recall } from "#app/recall.ts";
+import type { Review } from "#app/review.ts";
 import type { Snapshot, TrustPolicy } from "#domain/schemas.ts";
 import type { ArtifactRecord, TenantSettings } from "#ports/store.ts";
 

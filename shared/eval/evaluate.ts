@@ -1,5 +1,7 @@
-import type { Deps } from "#app/pipeline.ts";
-import { appendEvents, generate, readInputs, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
+import { generate } from "#app/generate.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { gateChecklist } from "#domain/gate.ts";
 import type { Claim, ConsolidationOutput, MemoryEvent, SequencedEvent } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import type { Deps } from "#app/pipeline.ts";
-import { sweep } from "#app/pipeline.ts";
+import { sweep } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
 import { workOnMessage } from "#app/worker.ts";
 import { createApi } from "./api.ts";
 

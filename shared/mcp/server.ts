@@ -5,10 +5,13 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { explainClaims } from "#app/operations.ts";
-import type { Deps } from "#app/pipeline.ts";
-import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
+import { explainClaims } from "#app/explain.ts";
+import { recall } from "#app/recall.ts";
 import { RecallQuery } from "#app/recall-options.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { EventId, MemoryEvent, MemoryEventObject, Subject } from "#domain/schemas.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#http/components.ts";
 import { fieldPath, problemOf } from "#http/problems.ts";

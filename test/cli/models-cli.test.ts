@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { readInputs } from "#app/pipeline.ts";
+import { readInputs } from "#app/snapshot.ts";
 import { consolidate } from "#domain/consolidator.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { SUBJECT_EVENTS } from "../models/fixtures.ts";

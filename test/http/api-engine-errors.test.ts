@@ -3,7 +3,7 @@
 // that raises the engines' own errors (names and codes as the AWS SDK and Node raise them).
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Deps } from "#app/pipeline.ts";
+import type { Deps } from "#app/deps.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
 import { createApi } from "#http/api.ts";
 import { StoreContentionError } from "#ports/errors.ts";

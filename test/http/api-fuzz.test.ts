@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { run, takeSnapshot } from "#app/pipeline.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { createApi } from "#http/api.ts";
 import { depsOver } from "../scenario/pipeline-scenarios.ts";
 

@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Recall } from "#app/pipeline.ts";
+import type { Recall } from "#app/recall.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
 import { memgate } from "../support/cli.ts";
 import { type ServeProcess, startServe } from "../support/serve-process.ts";

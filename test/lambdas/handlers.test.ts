@@ -334,7 +334,7 @@ describe("the Lambdas on the local engines", () => {
       expect(messages).toHaveLength(1);
       // Another worker raced ahead with the same snapshot and published first.
       const { lambdaRuntime } = await import("#adapters/aws/lambda-runtime.ts");
-      const { run } = await import("#app/pipeline.ts");
+      const { run } = await import("#app/run.ts");
       expect((await run(lambdaRuntime().deps, JSON.parse(messages[0]?.Body ?? "{}"))).status).toBe(
         "PUBLISHED",
       );

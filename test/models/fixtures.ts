@@ -4,10 +4,11 @@ import { join } from "node:path";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { type ModelOptions, modelNamed } from "#adapters/models/models.ts";
+import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
 import type { ModelSettings } from "#app/one-prompt.ts";
-import { type Deps, readInputs } from "#app/pipeline.ts";
 import { loadPrompt } from "#app/prompts.ts";
+import { readInputs } from "#app/snapshot.ts";
 import { consolidate } from "#domain/consolidator.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { judgeNamed } from "#adapters/models/models.ts";
+import { appendEvents } from "#app/append.ts";
 import { audit } from "#app/audit.ts";
-import { appendEvents, recall, run, takeSnapshot } from "#app/pipeline.ts";
+import { recall } from "#app/recall.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { evaluate } from "#eval/evaluate.ts";

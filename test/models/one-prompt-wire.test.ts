@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEvents, readInputs, run, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents } from "#app/append.ts";
 import { renderConsolidation } from "#app/prompt-render.ts";
 import { loadPrompt } from "#app/prompts.ts";
+import { run } from "#app/run.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { GenerationFailedError } from "#ports/model.ts";
 import {

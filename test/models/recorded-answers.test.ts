@@ -2,9 +2,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { appendEvents, readInputs, run, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents } from "#app/append.ts";
 import { renderConsolidation } from "#app/prompt-render.ts";
 import { loadPrompt } from "#app/prompts.ts";
+import { run } from "#app/run.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { modelDeps } from "./fixtures.ts";
 
 /**

@@ -5,9 +5,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { modelNamed } from "#adapters/models/models.ts";
-import { readInputs } from "#app/pipeline.ts";
 import { renderConsolidation } from "#app/prompt-render.ts";
 import { loadPrompt } from "#app/prompts.ts";
+import { readInputs } from "#app/snapshot.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { SUBJECT_EVENTS } from "./fixtures.ts";
 

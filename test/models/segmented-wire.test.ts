@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Deps } from "#app/pipeline.ts";
-import { appendEvents, revokeEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { budgetTokens } from "#domain/gate.ts";
 import { countTokens } from "#domain/tokens.ts";
 import {

@@ -3,8 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { appendEvents } from "#app/append.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
-import { appendEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { memgate } from "../support/cli.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 

@@ -1,22 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { MODELS } from "#adapters/models/models.ts";
+import { appendEvents, changeTrustPolicy, revokeEvents, sweep } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import { approve, recover, review } from "#app/operations.ts";
-import type { Deps } from "#app/pipeline.ts";
-import {
-  appendEvents,
-  changeTrustPolicy,
-  generate,
-  publish,
-  readInputs,
-  recall,
-  revokeEvents,
-  run,
-  sweep,
-  takeSnapshot,
-} from "#app/pipeline.ts";
+import { generate } from "#app/generate.ts";
+import { publish } from "#app/publish.ts";
+import { recall } from "#app/recall.ts";
+import { recover } from "#app/recover.ts";
+import { approve, review } from "#app/review.ts";
+import { run } from "#app/run.ts";
 import { adoptCurrentSelector, migrateSelectors } from "#app/selector-migration.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import type { Snapshot } from "#domain/schemas.ts";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { readInputs } from "#app/pipeline.ts";
+import { readInputs } from "#app/snapshot.ts";
 import { consolidate } from "#domain/consolidator.ts";
 import { gateCandidate } from "#domain/gate.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";

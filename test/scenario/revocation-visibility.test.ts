@@ -5,7 +5,10 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { appendEvents, recall, revokeEvents, run, takeSnapshot } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents } from "#app/append.ts";
+import { recall } from "#app/recall.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 

@@ -1,6 +1,10 @@
+import { appendEvents, revokeEvents } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import type { Deps } from "#app/pipeline.ts";
-import { appendEvents, generate, publish, recall, revokeEvents, takeSnapshot } from "#app/pipeline.ts";
+import { generate } from "#app/generate.ts";
+import { publish } from "#app/publish.ts";
+import { recall } from "#app/recall.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";

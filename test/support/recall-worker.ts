@@ -2,7 +2,7 @@
 // recall started and what it served: the revocation-visibility test reads these against when the
 // revoke returned, and decides from them (not from a clock) when it has seen enough.
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { recall } from "#app/pipeline.ts";
+import { recall } from "#app/recall.ts";
 
 const [home, subject] = process.argv.slice(2) as [string, string];
 const store = new SqliteStore(home);

@@ -6,8 +6,8 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
+import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import type { Deps } from "#app/pipeline.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import {

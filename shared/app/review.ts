@@ -1,20 +1,24 @@
 import { type ChecklistEntry, gateChecklist } from "#domain/gate.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
-import type { ConsolidationOutput, SequencedEvent, Snapshot } from "#domain/schemas.ts";
+import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
-import { SELECTOR_VERSION, selectorNamed } from "#domain/validity.ts";
 import { describeValue } from "#domain/values.ts";
-import { NotFoundError, PublishRefusedError } from "#ports/errors.ts";
+import { PublishRefusedError } from "#ports/errors.ts";
 import type { ArtifactRecord } from "#ports/store.ts";
-import { shownStatus } from "#ports/store.ts";
-import type { Deps, PublishDeps, PublishOutcome, Recall, RunOutcome } from "./pipeline.ts";
-import { publish, readInputs, recall, run, takeSnapshot } from "./pipeline.ts";
+import type { Deps, PublishDeps } from "./deps.ts";
+import { type EvidenceEvent, evidenceOf } from "./explain.ts";
+import { type PublishOutcome, publish } from "./publish.ts";
+import { type Recall, recall } from "./recall.ts";
+import { readInputs } from "./snapshot.ts";
 
 /**
- * Release operations: shadow review and approval, and forward recovery. Each goes through the same
- * compare-and-set as a live publish; none deletes anything.
+ * Shadow review: what a reviewer reads (each SHADOW artifact's must-preserve checklist, with the
+ * events behind every item), approval and rejection, and each subject's serving state for the
+ * review page. Invariant: approval publishes through the same re-check and compare-and-set as a
+ * live publish, the checklist is the gate's own judgement of what keeps each item, and nothing is
+ * deleted (a rejected artifact is kept for audit).
  */
 
 export interface ChecklistLine {
@@ -24,11 +28,6 @@ export interface ChecklistLine {
   /** The events behind the item as stored: what a reviewer reads to judge it. */
   evidenceEvents: EvidenceEvent[];
 }
-
-export type EvidenceEvent = Pick<
-  SequencedEvent,
-  "eventId" | "sequence" | "kind" | "text" | "trust" | "source"
->;
 
 export interface ShadowReview {
   artifactId: string;
@@ -103,17 +102,6 @@ function checklistLine(
   };
 }
 
-function evidenceOf(event: SequencedEvent): EvidenceEvent {
-  return {
-    eventId: event.eventId,
-    sequence: event.sequence,
-    kind: event.kind,
-    text: event.text,
-    trust: event.trust,
-    source: event.source,
-  };
-}
-
 /** A reviewer's no: a SHADOW artifact becomes REJECTED (kept for audit, never published). */
 export async function reject(
   deps: Pick<Deps, "artifacts">,
@@ -166,104 +154,6 @@ function describeKeeper(location: string, body: ConsolidationOutput): string {
 /** Publishes a reviewed SHADOW artifact through the same compare-and-set. */
 export function approve(deps: PublishDeps, artifactId: string): Promise<PublishOutcome> {
   return publish(deps, artifactId, { approve: true });
-}
-
-/**
- * Forward recovery: a new artifact from the current valid inputs (coverage at least the alias's,
- * since a snapshot never goes below it), with the selector, prompt and model the operator chose,
- * rolled forward through the same CAS. Nothing is deleted; the bad summary is never an input.
- */
-export async function recover(
-  deps: Deps,
-  subject: string,
-): Promise<RunOutcome | { status: "current"; artifactId: string; reason: string }> {
-  const snapshot = await takeSnapshot(deps, subject);
-  const current = await currentSummary(deps, snapshot);
-  if (current) return current;
-  return run(deps, snapshot, { approve: true });
-}
-
-/**
- * The published summary when recovery would rebuild exactly it: it covers the whole log at the
- * clock's epoch and was made with the selector, prompt and model asked for. Null otherwise.
- */
-async function currentSummary(
-  deps: Deps,
-  snapshot: Snapshot,
-): Promise<{ status: "current"; artifactId: string; reason: string } | null> {
-  const alias = snapshot.expectedAlias;
-  if (!alias || alias.sourceEpoch !== snapshot.inputEpoch || alias.coversThrough !== snapshot.highWater)
-    return null;
-  const record = await deps.artifacts.getRecord(snapshot.subject, alias.parentArtifactId);
-  if (record?.status !== "PUBLISHED" || record.stale) return null;
-  const manifest = await deps.artifacts.readManifest(snapshot.subject, alias.parentArtifactId);
-  const same =
-    selectorNamed(manifest.selectorVersion) === (deps.selectorVersion ?? SELECTOR_VERSION) &&
-    manifest.promptVersion === deps.prompt.version &&
-    manifest.modelSnapshot === deps.model.name;
-  return same
-    ? {
-        status: "current",
-        artifactId: alias.parentArtifactId,
-        reason: `${alias.parentArtifactId} already covers the whole log (${snapshot.highWater}) at epoch ${snapshot.inputEpoch} with selector ${manifest.selectorVersion}, prompt ${manifest.promptVersion} and model ${manifest.modelSnapshot}; nothing to recover`,
-      }
-    : null;
-}
-
-export interface ClaimExplanation {
-  artifactId: string;
-  status: string;
-  inputRoot: string;
-  model: string;
-  prompt: string;
-  claims: Array<{
-    index: number;
-    claim: ConsolidationOutput["claims"][number];
-    evidence: EvidenceEvent[];
-  }>;
-}
-
-/**
- * A claim's lineage in words an agent can use: the artifact (the one recall serves unless named),
- * its manifest's input root, model and prompt, and each claim (all, or those of one key) with the
- * events it was derived from, as they are stored.
- */
-export async function explainClaims(
-  deps: Pick<Deps, "events" | "artifacts">,
-  subject: string,
-  options: { artifactId?: string | undefined; key?: string | undefined } = {},
-): Promise<ClaimExplanation> {
-  const artifactId =
-    options.artifactId ?? (await deps.events.snapshot(subject)).expectedAlias?.parentArtifactId;
-  if (!artifactId) throw new NotFoundError(`${subject} has no published summary yet: name an artifactId`);
-  const record = await deps.artifacts.getRecord(subject, artifactId);
-  if (!record) throw new NotFoundError(`no artifact ${artifactId} for ${subject}`);
-  const [manifest, raw] = await Promise.all([
-    deps.artifacts.readManifest(subject, artifactId),
-    deps.artifacts.readArtifact(subject, artifactId),
-  ]);
-  const body = ConsolidationOutputSchema.parse(raw);
-  const claims = body.claims
-    .map((claim, index) => ({ claim, index }))
-    .filter(({ claim }) => options.key === undefined || claim.key === options.key);
-  const stored = await deps.events.eventsById(subject, [
-    ...new Set(claims.flatMap((c) => c.claim.derivedFrom)),
-  ]);
-  return {
-    artifactId,
-    status: shownStatus(record),
-    inputRoot: manifest.inputRoot,
-    model: manifest.modelSnapshot,
-    prompt: manifest.promptVersion,
-    claims: claims.map(({ claim, index }) => ({
-      index,
-      claim,
-      evidence: claim.derivedFrom.flatMap((id) => {
-        const event = stored.get(id)?.event;
-        return event ? [evidenceOf(event)] : [];
-      }),
-    })),
-  };
 }
 
 export interface SubjectStatus {

@@ -1,0 +1,171 @@
+import { rebuildReason } from "#domain/rebuild.ts";
+import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
+import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import {
+  type Selection,
+  type SelectorVersion,
+  selectInputs,
+  selectionDifferences,
+} from "#domain/selector.ts";
+import { selectorNamed } from "#domain/validity.ts";
+import { StoreContentionError } from "#ports/errors.ts";
+import type { AppendResult } from "#ports/store.ts";
+import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
+import { readSelection } from "./snapshot.ts";
+
+/**
+ * The append use case and what follows an append: revocation, a trust-policy change, invalidation
+ * (STALE marks) and rebuild requests, one subject at a time or by the sweep. Invariant: recall
+ * stops serving a summary at the epoch move itself, in the append's transaction; everything here
+ * after it is bookkeeping a later sweep redoes from committed state, so a process dying between
+ * the two loses nothing.
+ */
+
+export interface AppendOutcome extends AppendResult {
+  /** Artifacts marked STALE because an input they used stopped being valid. */
+  staled: string[];
+  rebuildRequested: boolean;
+}
+
+/**
+ * Appends events; when the epoch moved, marks every artifact whose inputs lost validity STALE and
+ * requests a rebuild. Recall stopped serving the old summary already, in the append's transaction
+ * (alias epoch != clock epoch): marking is for audit and the artifact listing, not for safety.
+ */
+export async function appendEvents(
+  deps: AppendDeps,
+  subject: string,
+  batch: readonly unknown[],
+): Promise<AppendOutcome> {
+  const events: MemoryEvent[] = batch.map((raw) => MemoryEventSchema.parse(raw));
+  const result = await deps.events.append(subject, events);
+  // Everything below is bookkeeping a later sweep redoes from committed state if we die here.
+  deps.failpoints.hit("after-append");
+  if (result.validityChanged) return { ...result, ...(await invalidate(deps, subject)) };
+  const snapshot = await deps.events.snapshot(subject);
+  const { rebuildAfterEvents } = await deps.settings.settings();
+  const alias = snapshot.expectedAlias;
+  const now = rebuildReason(snapshot, alias, rebuildAfterEvents);
+  const before = rebuildReason(
+    {
+      highWater: snapshot.highWater - result.appended.length,
+      inputEpoch: snapshot.inputEpoch - (result.epochMoved ? 1 : 0),
+    },
+    alias,
+    rebuildAfterEvents,
+  );
+  // Requested once, when this append makes the subject need it (a new conflict, the tail reaching
+  // rebuildAfterEvents, the first events); the sweep asks again for anything still not rebuilt.
+  if (now === null || before !== null) return { ...result, staled: [], rebuildRequested: false };
+  await deps.queue.send(snapshot);
+  deps.progress(`rebuild requested for ${subject}: ${now}`);
+  return { ...result, staled: [], rebuildRequested: true };
+}
+
+/**
+ * The sweep: every subject that needs a rebuild by committed state (rebuildReason) gets one
+ * requested, and what a dead process left undone (STALE marks after an epoch move) is finished:
+ * invalidation is idempotent. Subjects found current are unmarked (DynamoDB's sparse index).
+ */
+export async function sweep(deps: StoreDeps): Promise<Array<{ subject: string; reason: string }>> {
+  const { rebuildAfterEvents } = await deps.settings.settings();
+  const requested: Array<{ subject: string; reason: string }> = [];
+  for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
+    const reason = await requestRebuildIfNeeded(deps, subject, rebuildAfterEvents);
+    if (reason !== null) requested.push({ subject, reason });
+  }
+  return requested;
+}
+
+/**
+ * One subject by its committed state: when it needs a rebuild (rebuildReason) the snapshot is
+ * sent (after finishing the STALE marks of an epoch move) and the reason returned; otherwise its
+ * check mark is cleared. The sweep and the outbox (DynamoDB Streams) both come here; repeats are
+ * harmless, the queue deduplicates on subject:highWater:epoch.
+ */
+export async function requestRebuildIfNeeded(
+  deps: StoreDeps,
+  subject: string,
+  rebuildAfterEvents: number,
+): Promise<string | null> {
+  const snapshot = await deps.events.snapshot(subject);
+  const alias = snapshot.expectedAlias;
+  const reason = rebuildReason(snapshot, alias, rebuildAfterEvents);
+  if (reason === null) {
+    await deps.events.markChecked(subject, snapshot);
+    return null;
+  }
+  if (alias !== null && alias.sourceEpoch !== snapshot.inputEpoch) await invalidate(deps, subject);
+  else await deps.queue.send(snapshot);
+  return reason;
+}
+
+/** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
+export async function changeTrustPolicy(deps: StoreDeps, subject: string, policy: TrustPolicy) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const snapshot = await deps.events.snapshot(subject);
+    const before = await readSelection(deps, subject, snapshot.highWater);
+    const after = selectInputs(before.events, snapshot.highWater, policy);
+    // A change that leaves every event's validity as it was moves no epoch: the summary stands.
+    const differences = selectionDifferences(before.selection, after);
+    const clock = await deps.events.setTrustPolicy(subject, policy, snapshot, differences.length > 0);
+    if (clock === null) continue; // an append came between: judge again on the new log
+    if (differences.length === 0)
+      return { ...clock, policy, epochMoved: false, staled: [], rebuildRequested: false };
+    deps.progress(`${subject}: ${differences.join("; ")}`);
+    return { ...clock, policy, epochMoved: true, ...(await invalidate(deps, subject)) };
+  }
+  throw new StoreContentionError(`the log of ${subject} kept changing while its policy was being set`);
+}
+
+/** Marks STALE every live artifact that used an input which is no longer valid; requests a rebuild. */
+export async function invalidate(
+  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
+  subject: string,
+): Promise<{ staled: string[]; rebuildRequested: boolean }> {
+  const snapshot = await deps.events.snapshot(subject);
+  // Each artifact's inputs are judged by the selector that chose them (recovery may use v1).
+  const selections = new Map<SelectorVersion, Selection>();
+  const selectionFor = async (version: SelectorVersion) => {
+    let selection = selections.get(version);
+    if (!selection) {
+      selection = (await readSelection(deps, subject, snapshot.highWater, version)).selection;
+      selections.set(version, selection);
+    }
+    return selection;
+  };
+  const staled: string[] = [];
+  for (const record of await deps.artifacts.listRecords(subject)) {
+    if (record.stale || !["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
+    // The input list lives in the manifest: one read per live artifact, never an item per input.
+    const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
+    const selection = await selectionFor(selectorNamed(manifest.selectorVersion));
+    const lost = manifest.inputIds.filter((id) => !selection.validIds.has(id));
+    if (lost.length === 0) continue;
+    if (await deps.artifacts.markStale(subject, record.artifactId, ["PUBLISHED", "CANDIDATE", "SHADOW"])) {
+      staled.push(record.artifactId);
+      deps.progress(
+        `${record.artifactId} is STALE: ${lost.slice(0, 5).join(", ")}${lost.length > 5 ? " ..." : ""} no longer valid`,
+      );
+    }
+  }
+  await deps.queue.send(snapshot);
+  return { staled, rebuildRequested: true };
+}
+
+/** Revokes events (one revocation event naming them all); the epoch moves, what used them goes STALE. */
+export async function revokeEvents(
+  deps: AppendDeps,
+  subject: string,
+  eventIds: readonly string[],
+  reason?: string,
+): Promise<AppendOutcome> {
+  return appendEvents(deps, subject, [
+    {
+      eventId: `rev-${deps.newId()}`,
+      kind: "revocation",
+      revokes: [...eventIds],
+      ...(reason ? { text: reason } : {}),
+    },
+  ]);
+}

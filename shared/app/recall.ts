@@ -1,0 +1,305 @@
+import { z } from "zod";
+import type { ConsolidationOutput, MemoryEvent, SequencedEvent, Snapshot } from "#domain/schemas.ts";
+import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
+import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
+import { StandingResolver } from "#domain/standing-resolver.ts";
+import { countTokens } from "#domain/tokens.ts";
+import { InputError } from "#io/event-file.ts";
+import { NotFoundError } from "#ports/errors.ts";
+import type { Deps } from "./deps.ts";
+import { RecallIndex, searchCold } from "./recall-index.ts";
+
+/**
+ * The recall use case: what an agent reads, the published summary with the newer valid events
+ * after it, or the raw valid events, a page at a time and within a token budget. Invariant: a
+ * summary is served only as the serving rule allows (`domain/serving.ts`: bypass off, alias epoch
+ * equal to the clock's, the artifact PUBLISHED and not STALE); revoked, superseded and untrusted
+ * events are never served, and no call reads the whole log.
+ */
+
+export interface Recall {
+  mode: "summary" | "raw";
+  reason: string;
+  /** The clock this answer was read at. */
+  highWater: number;
+  inputEpoch: number;
+  artifactId: string | null;
+  /** The scope asked for (its items and the global ones are served), null for all. */
+  scope: string | null;
+  claims: ConsolidationOutput["claims"];
+  pending: ConsolidationOutput["pending"];
+  unresolvedConflicts: ConsolidationOutput["unresolvedConflicts"];
+  summary: string | null;
+  /** Valid events after the summary's coverage (summary mode), one page. */
+  tail: SequencedEvent[];
+  /** Valid events (raw mode), one page. */
+  events: SequencedEvent[];
+  /** Cold-layer events of the summary matching `query`, best first (first page only). */
+  cold: SequencedEvent[];
+  /** What the token budget left out of this answer (the tail and raw events continue by cursor). */
+  omitted: { claims: number; pending: number; unresolvedConflicts: number; summary: boolean; cold: number };
+  /** Pass as `cursor` for the next page of `tail` or `events`; null when this page is the last. */
+  nextCursor: string | null;
+}
+
+export interface RecallOptions {
+  /** At most this many tokens (cl100k_base) in the answer's items and events. */
+  budget?: number | undefined;
+  /** From `nextCursor`: continue the tail or the raw events after the previous page. */
+  cursor?: string | undefined;
+  /** Only this scope's items and events, and the global ones. */
+  scope?: string | undefined;
+  /** Lexical search over the served summary's cold layer. */
+  query?: string | undefined;
+}
+
+/** At most this many events in one recall answer; `nextCursor` pages on. */
+export const RECALL_PAGE_EVENTS = 1000;
+/** At most this many cold events matching a query. */
+export const RECALL_COLD_MATCHES = 20;
+
+const NOTHING_OMITTED: Recall["omitted"] = {
+  claims: 0,
+  pending: 0,
+  unresolvedConflicts: 0,
+  summary: false,
+  cold: 0,
+};
+
+/** Spends a token budget item by item, in the order the caller offers them. */
+class TokenBudget {
+  private used = 0;
+  constructor(private readonly limit: number | undefined) {}
+  /** True (and counted) when the item fits what is left; always true without a budget. */
+  take(item: unknown): boolean {
+    if (this.limit === undefined) return true;
+    const cost = countTokens(typeof item === "string" ? item : JSON.stringify(item));
+    if (this.used + cost > this.limit) return false;
+    this.used += cost;
+    return true;
+  }
+  get remaining(): number | undefined {
+    return this.limit === undefined ? undefined : this.limit - this.used;
+  }
+}
+
+/** Whether something in `scope` is served to a recall for `wanted` (its scope and the global one). */
+function inScope(wanted: string | undefined, scope: string): boolean {
+  return wanted === undefined || scope === wanted || scope === "global";
+}
+
+/** An event is in a scope when it asserts nothing (it is about the subject) or asserts in it. */
+function eventInScope(wanted: string | undefined, event: MemoryEvent): boolean {
+  if (wanted === undefined || !event.assertions || event.assertions.length === 0) return true;
+  return event.assertions.some((assertion) => inScope(wanted, assertion.scope));
+}
+
+/**
+ * Serves the summary plus its tail only when the alias's epoch equals the clock's, the artifact is
+ * PUBLISHED and the tenant is not in bypass; otherwise the raw valid events and why. Revoked,
+ * superseded and untrusted events are never served. Events come a page at a time (never the whole
+ * log per call). Under a token budget the first page spends it in this order: claims that keep
+ * must-preserve items, pending items, unresolved conflicts, the other claims, the prose summary,
+ * the tail, then cold events matching `query`; what did not fit is counted in `omitted`.
+ */
+export async function recall(
+  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  subject: string,
+  options: RecallOptions = {},
+): Promise<Recall> {
+  const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
+  const snapshot = await deps.events.snapshot(subject);
+  const alias = snapshot.expectedAlias;
+  const reason = rawBeforeRecord(await deps.settings.settings(), snapshot);
+  const base = {
+    highWater: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    scope: options.scope ?? null,
+  };
+  const budget = new TokenBudget(options.budget);
+  const raw = async (why: string): Promise<Recall> => {
+    const page = await validPage(deps, snapshot, after ?? 0, budget, options.scope);
+    return {
+      mode: "raw",
+      reason: why,
+      ...base,
+      artifactId: null,
+      claims: [],
+      pending: [],
+      unresolvedConflicts: [],
+      summary: null,
+      tail: [],
+      events: page.events,
+      cold: [],
+      omitted: NOTHING_OMITTED,
+      nextCursor: page.nextCursor,
+    };
+  };
+  if (reason !== null || !alias) return raw(reason ?? "no summary");
+  const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
+  const unserved = rawForRecord(alias.parentArtifactId, record);
+  if (unserved !== null) return raw(unserved);
+  let body: ConsolidationOutput;
+  try {
+    body = ConsolidationOutputSchema.parse(
+      await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
+    );
+  } catch (error) {
+    // A missing or damaged body never fails a recall: the raw layer answers, saying why.
+    return raw(
+      `summary ${alias.parentArtifactId} cannot be read (${error instanceof Error ? error.name : "error"}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}); raw until it is rebuilt`,
+    );
+  }
+  if (after !== null) {
+    const page = await validPage(deps, snapshot, after, budget, options.scope);
+    return {
+      mode: "summary",
+      reason: `summary ${alias.parentArtifactId}: the tail continues`,
+      ...base,
+      artifactId: alias.parentArtifactId,
+      claims: [],
+      pending: [],
+      unresolvedConflicts: [],
+      summary: null,
+      tail: page.events,
+      events: [],
+      cold: [],
+      omitted: NOTHING_OMITTED,
+      nextCursor: page.nextCursor,
+    };
+  }
+  const index =
+    options.budget !== undefined || options.query !== undefined
+      ? await readRecallIndex(deps, subject, alias.parentArtifactId)
+      : null;
+  const served = serveWithin(budget, body, options.scope, new Set(index?.mustPreserveClaims ?? []));
+  const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope);
+  const cold = await coldMatches(deps, snapshot, index, options, budget);
+  return {
+    mode: "summary",
+    reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}`,
+    ...base,
+    artifactId: alias.parentArtifactId,
+    ...served.parts,
+    tail: page.events,
+    events: [],
+    cold: cold.events,
+    omitted: { ...served.omitted, cold: cold.omitted },
+    nextCursor: page.nextCursor,
+  };
+}
+
+async function readRecallIndex(
+  deps: Pick<Deps, "artifacts">,
+  subject: string,
+  artifactId: string,
+): Promise<RecallIndex | null> {
+  try {
+    return RecallIndex.parse(await deps.artifacts.readRecallIndex(subject, artifactId));
+  } catch (error) {
+    // Older artifacts have none; recall then orders claims as written and answers no query.
+    if (error instanceof NotFoundError || error instanceof z.ZodError) return null;
+    throw error;
+  }
+}
+
+/** The summary's parts in budget order (see `recall`), restored to the artifact's own order. */
+function serveWithin(
+  budget: TokenBudget,
+  body: ConsolidationOutput,
+  scope: string | undefined,
+  mustPreserveClaims: ReadonlySet<number>,
+) {
+  const claims = body.claims
+    .map((claim, index) => ({ claim, index }))
+    .filter((c) => inScope(scope, c.claim.scope));
+  const first = claims.filter((c) => mustPreserveClaims.has(c.index));
+  const rest = claims.filter((c) => !mustPreserveClaims.has(c.index));
+  const keptFirst = first.filter((c) => budget.take(c.claim));
+  const pending = body.pending.filter((item) => budget.take(item));
+  const conflicts = body.unresolvedConflicts.filter((c) => inScope(scope, c.scope));
+  const keptConflicts = conflicts.filter((conflict) => budget.take(conflict));
+  const keptRest = rest.filter((c) => budget.take(c.claim));
+  const summary = budget.take(body.summary) ? body.summary : null;
+  const kept = [...keptFirst, ...keptRest].sort((a, b) => a.index - b.index).map((c) => c.claim);
+  return {
+    parts: { claims: kept, pending, unresolvedConflicts: keptConflicts, summary },
+    omitted: {
+      claims: claims.length - kept.length,
+      pending: body.pending.length - pending.length,
+      unresolvedConflicts: conflicts.length - keptConflicts.length,
+      summary: summary === null,
+    },
+  };
+}
+
+/** Cold events matching the query (from the artifact's index, never a scan), within the budget. */
+async function coldMatches(
+  deps: Pick<Deps, "events">,
+  snapshot: Snapshot,
+  index: RecallIndex | null,
+  options: RecallOptions,
+  budget: TokenBudget,
+): Promise<{ events: SequencedEvent[]; omitted: number }> {
+  if (index === null || options.query === undefined || options.query.trim() === "")
+    return { events: [], omitted: 0 };
+  const ids = searchCold(index, options.query, RECALL_COLD_MATCHES);
+  if (ids.length === 0) return { events: [], omitted: 0 };
+  const stored = await deps.events.eventsById(snapshot.subject, ids);
+  const matches = ids
+    .map((id) => stored.get(id)?.event)
+    .filter((event): event is SequencedEvent => event !== undefined && eventInScope(options.scope, event));
+  const events = matches.filter((event) => budget.take(event));
+  return { events, omitted: matches.length - events.length };
+}
+
+/**
+ * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read
+ * in store pages, each event judged by the selector's rule from its own actors (never the whole
+ * log), until RECALL_PAGE_EVENTS valid events or the token budget.
+ */
+async function validPage(
+  deps: Pick<Deps, "events">,
+  snapshot: Snapshot,
+  after: number,
+  budget: TokenBudget,
+  scope: string | undefined,
+): Promise<{ events: SequencedEvent[]; nextCursor: string | null }> {
+  const { subject, highWater } = snapshot;
+  const policy = await deps.events.trustPolicy(subject);
+  const resolver = new StandingResolver((ids) => deps.events.eventsById(subject, ids), policy, highWater);
+  const events: SequencedEvent[] = [];
+  let position = after;
+  while (position < highWater) {
+    const records = await deps.events.eventsPage(subject, position, highWater, RECALL_PAGE_EVENTS);
+    if (records.length === 0) break;
+    resolver.remember(records);
+    for (const { event } of records) {
+      if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
+        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(event))
+          return { events, nextCursor: encodeCursor(position) };
+        events.push(event);
+      }
+      position = event.sequence;
+    }
+  }
+  return { events, nextCursor: null };
+}
+
+const Cursor = z.object({ after: z.number().int().nonnegative() });
+
+/** An opaque cursor: the sequence a page ended after. */
+function encodeCursor(after: number): string {
+  return Buffer.from(JSON.stringify({ after })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  try {
+    return Cursor.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))).after;
+  } catch (error) {
+    throw new InputError(
+      `cursor: "${cursor.slice(0, 40)}" is not a cursor memgate issued; pass nextCursor as it came`,
+      { cause: error, field: "cursor" },
+    );
+  }
+}

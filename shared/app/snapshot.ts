@@ -1,0 +1,70 @@
+import { buildGateContext, type GateContext } from "#domain/gate.ts";
+import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
+import {
+  checkEventLog,
+  SELECTOR_VERSION,
+  type Selection,
+  type SelectorVersion,
+  selectInputs,
+} from "#domain/selector.ts";
+import { InputError } from "#io/event-file.ts";
+import { SnapshotRefusedError } from "#ports/errors.ts";
+import type { Deps } from "./deps.ts";
+
+/**
+ * The snapshot use case: the queue message (clock and alias from one consistent read) and the
+ * inputs a snapshot selects from the log under the subject's trust policy, with the gate's index
+ * over them. Invariant: a snapshot never covers past the log nor below the alias's coverage, and
+ * the same log, high-water mark, policy and selector always select the same inputs.
+ */
+
+/** The selected inputs of a snapshot and the gate's index over them. */
+export interface SnapshotInputs {
+  events: SequencedEvent[];
+  context: GateContext;
+}
+
+/** The events through `highWater` and which of them are valid inputs, under the subject's policy. */
+export async function readSelection(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  highWater: number,
+  version: SelectorVersion = SELECTOR_VERSION,
+): Promise<{ events: SequencedEvent[]; selection: Selection }> {
+  const [events, policy] = await Promise.all([
+    deps.events.eventsThrough(subject, highWater),
+    deps.events.trustPolicy(subject),
+  ]);
+  return { events, selection: selectInputs(checkEventLog(events), highWater, policy, version) };
+}
+
+/** The selection plus the gate's index over it (must-preserve set, conflicts, held tokens). */
+export async function readInputs(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  highWater: number,
+  version: SelectorVersion = SELECTOR_VERSION,
+): Promise<SnapshotInputs> {
+  const { events, selection } = await readSelection(deps, subject, highWater, version);
+  return { events, context: buildGateContext(selection, events.length) };
+}
+
+/** The queue message: clock and alias from one consistent read, optionally capped at `through`. */
+export async function takeSnapshot(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  through?: number,
+): Promise<Snapshot> {
+  const snapshot = await deps.events.snapshot(subject);
+  if (through === undefined || through === snapshot.highWater) return snapshot;
+  if (through > snapshot.highWater)
+    throw new InputError(
+      `--through ${through} is beyond the log of ${subject}, which ends at ${snapshot.highWater}; a snapshot covers only appended events`,
+    );
+  if (snapshot.expectedAlias && through < snapshot.expectedAlias.coversThrough)
+    throw new SnapshotRefusedError(
+      "coverage-decrease",
+      `--through ${through} is below the alias's coverage ${snapshot.expectedAlias.coversThrough}; coverage never goes back`,
+    );
+  return { ...snapshot, highWater: through };
+}
