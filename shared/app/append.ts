@@ -9,7 +9,7 @@ import {
 } from "#domain/selector.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import { StoreContentionError } from "#ports/errors.ts";
-import type { AppendResult } from "#ports/store.ts";
+import type { AppendResult } from "#ports/event-log.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
 import { readSelection } from "./snapshot.ts";
 

@@ -1,7 +1,11 @@
 import type { SelectorVersion } from "#domain/selector.ts";
+import type { AliasPort } from "#ports/alias.ts";
+import type { ArtifactStore } from "#ports/artifacts.ts";
+import type { EventLog } from "#ports/event-log.ts";
 import type { JudgePort } from "#ports/judge.ts";
 import type { ModelPort, Prompt } from "#ports/model.ts";
-import type { AliasPort, ArtifactStore, EventLog, SettingsPort, SnapshotQueue } from "#ports/store.ts";
+import type { SnapshotQueue } from "#ports/queue.ts";
+import type { SettingsPort } from "#ports/settings.ts";
 import type { TimeSource } from "#ports/time.ts";
 import type { Failpoints } from "./failpoints.ts";
 

@@ -1,7 +1,7 @@
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import { NotFoundError } from "#ports/errors.ts";
-import { shownStatus } from "#ports/store.ts";
 import type { Deps } from "./deps.ts";
 
 /**

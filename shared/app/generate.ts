@@ -9,6 +9,7 @@ import {
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { GenerationRecord, Manifest, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/selector.ts";
+import type { ArtifactRecord } from "#ports/artifact-records.ts";
 import { SnapshotRefusedError } from "#ports/errors.ts";
 import {
   type Generation,
@@ -18,7 +19,6 @@ import {
   type RepairRequest,
   type SegmentCache,
 } from "#ports/model.ts";
-import type { ArtifactRecord } from "#ports/store.ts";
 import { newArtifactId } from "./artifact-id.ts";
 import type { GenerateDeps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";

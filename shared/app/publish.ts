@@ -1,9 +1,9 @@
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { Manifest } from "#domain/schemas.ts";
 import { selectorNamed } from "#domain/validity.ts";
+import type { AliasState } from "#ports/alias.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import { NotFoundError, PublishRefusedError } from "#ports/errors.ts";
-import type { AliasState } from "#ports/store.ts";
-import { shownStatus } from "#ports/store.ts";
 import { subjectOfArtifact } from "./artifact-id.ts";
 import type { PublishDeps } from "./deps.ts";
 import { readSelection } from "./snapshot.ts";

@@ -1,6 +1,6 @@
 import type { GateReport } from "#domain/gate.ts";
 import type { GenerationRecord, Snapshot } from "#domain/schemas.ts";
-import type { AliasState } from "#ports/store.ts";
+import type { AliasState } from "#ports/alias.ts";
 import type { GenerateDeps, PublishDeps } from "./deps.ts";
 import { type GenerateOutcome, generate } from "./generate.ts";
 import { publish } from "./publish.ts";

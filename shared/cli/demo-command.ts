@@ -10,7 +10,7 @@ import { budgetTokens } from "#domain/gate.ts";
 import { canonicalJson } from "#domain/hashing.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { parseEventLines } from "#io/event-file.ts";
-import { shownStatus } from "#ports/store.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import type { Io } from "./output.ts";
 import { EXIT } from "./output.ts";
 import { packageRoot } from "./package-root.ts";

@@ -24,6 +24,7 @@ import { startLocalServer } from "#http/local-server.ts";
 import { describeIssues, InputError, parseEventLines } from "#io/event-file.ts";
 import { readUserText } from "#io/read-text.ts";
 import { createMcpServer } from "#mcp/server.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
@@ -33,7 +34,6 @@ import {
   StoreContentionError,
 } from "#ports/errors.ts";
 import { GenerationFailedError } from "#ports/model.ts";
-import { shownStatus } from "#ports/store.ts";
 import { env } from "#runtime/config.ts";
 import type { Io } from "./output.ts";
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";

@@ -9,7 +9,7 @@ import { parseFailpoints } from "#app/failpoints.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import { InputError } from "#io/event-file.ts";
-import type { Stores } from "#ports/store.ts";
+import type { Stores } from "#ports/stores.ts";
 import { env } from "#runtime/config.ts";
 
 export interface StoreOptions {
@@ -19,7 +19,7 @@ export interface StoreOptions {
   mustExist?: boolean;
 }
 
-export type { Stores } from "#ports/store.ts";
+export type { Stores } from "#ports/stores.ts";
 
 /** The embedded store under --home (default $MEMGATE_HOME or ./.memgate), or the AWS one. */
 export async function openStores(options: StoreOptions): Promise<Stores> {

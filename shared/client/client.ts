@@ -5,7 +5,8 @@ import type { AppendOutcome } from "#app/append.ts";
 import type { Recall } from "#app/recall.ts";
 import type { Review } from "#app/review.ts";
 import type { Snapshot, TrustPolicy } from "#domain/schemas.ts";
-import type { ArtifactRecord, TenantSettings } from "#ports/store.ts";
+import type { ArtifactRecord } from "#ports/artifact-records.ts";
+import type { TenantSettings } from "#ports/settings.ts";
 
 /** What an agent sends: a MemoryEvent (CONTRACT §1) before the store assigns its sequence. */
 export type MemoryEventInput = Record<string, unknown> & { eventId: string; kind: string };

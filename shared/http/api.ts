@@ -11,7 +11,7 @@ import { recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { approve, reject, review, subjectStatuses } from "#app/review.ts";
 import { MemoryEvent, type Snapshot, Subject, TrustPolicy } from "#domain/schemas.ts";
-import { shownStatus } from "#ports/store.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import { REVIEW_HEADERS, REVIEW_HTML, REVIEW_SCRIPT, REVIEW_STYLE } from "#review/page.ts";
 import {
   API_COMPONENTS,

@@ -1,6 +1,6 @@
 import { type AttributeValue, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
-import { publishRefusal } from "#adapters/aws/dynamo-store.ts";
+import { publishRefusal } from "#adapters/aws/dynamo-alias.ts";
 import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 
 // No local engine produces TransactionConflict, so the mapping of DynamoDB's cancellation reasons

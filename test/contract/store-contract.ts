@@ -2,13 +2,17 @@ import { describe, expect, it } from "vitest";
 import type { GateReport } from "#domain/gate.ts";
 import type { Manifest, MemoryEvent } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import type { AliasPort } from "#ports/alias.ts";
+import type { ArtifactRecord } from "#ports/artifact-records.ts";
+import type { ArtifactStore } from "#ports/artifacts.ts";
 import {
   AlreadyWrittenError,
   AppendRejectedError,
   EventConflictError,
   PublishRefusedError,
 } from "#ports/errors.ts";
-import type { AliasPort, ArtifactRecord, ArtifactStore, EventLog, SnapshotQueue } from "#ports/store.ts";
+import type { EventLog } from "#ports/event-log.ts";
+import type { SnapshotQueue } from "#ports/queue.ts";
 
 /** One adapter set under test: every port, opened fresh (its own table, bucket, queue or file). */
 export interface StoreUnderTest {

@@ -7,7 +7,7 @@ import type { Deps } from "#app/deps.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
 import { createApi } from "#http/api.ts";
 import { StoreContentionError } from "#ports/errors.ts";
-import type { EventLog } from "#ports/store.ts";
+import type { EventLog } from "#ports/event-log.ts";
 
 function failingApi(error: unknown) {
   const events = new Proxy({} as EventLog, {

@@ -16,7 +16,10 @@ import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { compactReport, gateCandidate } from "#domain/gate.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { Manifest } from "#domain/schemas.ts";
-import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "#ports/store.ts";
+import type { AliasPort } from "#ports/alias.ts";
+import type { ArtifactStore } from "#ports/artifacts.ts";
+import type { EventLog } from "#ports/event-log.ts";
+import type { SettingsPort } from "#ports/settings.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { depsOver } from "./pipeline-scenarios.ts";
 

@@ -16,9 +16,12 @@ import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import type { AliasPort } from "#ports/alias.ts";
+import type { ArtifactStore } from "#ports/artifacts.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
+import type { EventLog } from "#ports/event-log.ts";
 import { GenerationFailedError, type ModelPort } from "#ports/model.ts";
-import type { AliasPort, ArtifactStore, EventLog, SettingsPort } from "#ports/store.ts";
+import type { SettingsPort } from "#ports/settings.ts";
 
 export interface ScenarioStores {
   events: EventLog;

@@ -2,8 +2,8 @@
 // runs eight of these against one store file, as eight Lambdas would race on DynamoDB.
 import { createInterface } from "node:readline";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import type { PublishRequest } from "#ports/alias.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
-import type { PublishRequest } from "#ports/store.ts";
 
 const store = new SqliteStore(process.argv[2] as string);
 process.stdout.write("ready\n");

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import type { Stores } from "#ports/store.ts";
+import type { Stores } from "#ports/stores.ts";
 import { DynamoStore } from "./dynamo-store.ts";
 import { S3ArtifactStore } from "./s3-artifacts.ts";
 import { SqsSnapshotQueue } from "./sqs-queue.ts";

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { z } from "zod";
 import type { AppendPlan } from "#domain/append-plan.ts";
 import { keyScope, positionId } from "#domain/conflicts.ts";
@@ -7,16 +6,16 @@ import { GateReport } from "#domain/gate.ts";
 import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
-import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
-import type { ArtifactRecord, Clock, PublishRequest } from "#ports/store.ts";
-import { DEFAULT_SETTINGS } from "#ports/store.ts";
+import type { ArtifactRecord } from "#ports/artifact-records.ts";
+import type { Clock } from "#ports/event-log.ts";
+import { DEFAULT_SETTINGS } from "#ports/settings.ts";
+import { TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
 
 /**
  * The DynamoDB table's keys and items, and the pure functions over them: item schemas (every item
- * read is parsed, never cast), the index items of new events, how a batch splits into
- * transactions, and what a cancelled switch transaction means.
+ * read is parsed, never cast), the index items of new events and how a batch splits into
+ * transactions.
  */
-import { TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
 
 export { TABLE_ITEM_KEYS, TABLE_KEYS };
 
@@ -90,9 +89,10 @@ export const ArtifactItem = z.object({
   createdAt: z.string(),
 });
 
-export function clockOf(
-  item: Record<string, unknown> | undefined,
-): Clock & { policy: TrustPolicy; selector: SelectorVersion } {
+/** A clock item as read: the clock, the subject's trust policy and the selector it follows. */
+export type StoredClock = Clock & { policy: TrustPolicy; selector: SelectorVersion };
+
+export function clockOf(item: Record<string, unknown> | undefined): StoredClock {
   if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY, selector: SELECTOR_VERSION };
   const clock = ClockItem.parse(item);
   return {
@@ -241,64 +241,4 @@ export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEven
   }
   if (chunk.length > 0) chunks.push(chunk);
   return chunks;
-}
-
-/** Maps a cancelled switch transaction to the condition that failed (in TransactItems order). */
-export function publishRefusal(error: unknown, request: PublishRequest): unknown {
-  if (!(error instanceof TransactionCanceledException)) return error;
-  const reasons = error.CancellationReasons ?? [];
-  const code = (index: number) => reasons[index]?.Code;
-  if (reasons.some((reason) => reason.Code === "TransactionConflict"))
-    return new StoreContentionError(`publish of ${request.artifactId} met a concurrent transaction`, {
-      cause: error,
-    });
-  if (code(0) === "ConditionalCheckFailed") {
-    const epoch = reasons[0]?.Item?.inputEpoch?.N;
-    const highWater = reasons[0]?.Item?.highWater?.N;
-    if (Number(epoch) === request.inputEpoch)
-      return new PublishRefusedError(
-        "beyond-log",
-        `the artifact covers through ${request.newCoversThrough}, but the log ends at ${highWater ?? 0}`,
-        { cause: error },
-      );
-    return new PublishRefusedError(
-      "epoch-moved",
-      `the clock is at epoch ${epoch ?? "?"}, the artifact was built at ${request.inputEpoch}`,
-      { cause: error },
-    );
-  }
-  if (code(1) === "ConditionalCheckFailed") {
-    const old = reasons[1]?.Item;
-    const expected = request.expectedAlias;
-    const sameParent =
-      old !== undefined &&
-      expected !== null &&
-      old.artifactId?.S === expected.parentArtifactId &&
-      Number(old.sourceEpoch?.N) === expected.sourceEpoch &&
-      Number(old.coversThrough?.N) === expected.coversThrough;
-    if (sameParent)
-      return new PublishRefusedError(
-        "coverage-decrease",
-        `coverage would go from ${old?.coversThrough?.N} back to ${request.newCoversThrough}`,
-        { cause: error },
-      );
-    return new PublishRefusedError(
-      "alias-moved",
-      `the alias is ${old ? `${old.artifactId?.S}@${old.sourceEpoch?.N}/${old.coversThrough?.N}` : "unset"}, the snapshot expected ${expected ? `${expected.parentArtifactId}@${expected.sourceEpoch}/${expected.coversThrough}` : "none"}`,
-      { cause: error },
-    );
-  }
-  if (code(2) === "ConditionalCheckFailed")
-    return new PublishRefusedError(
-      "artifact-not-publishable",
-      `${request.artifactId} is not a CANDIDATE or SHADOW artifact of ${request.subject}`,
-      { cause: error },
-    );
-  if (code(3) === "ConditionalCheckFailed")
-    return new PublishRefusedError(
-      "parent-moved",
-      `${request.expectedAlias?.parentArtifactId} is no longer PUBLISHED`,
-      { cause: error },
-    );
-  return error;
 }

@@ -7,8 +7,8 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { Snapshot } from "#domain/schemas.ts";
 import { Snapshot as SnapshotSchema } from "#domain/schemas.ts";
-import type { QueueMessage, SnapshotQueue } from "#ports/store.ts";
-import { snapshotDedupId } from "#ports/store.ts";
+import type { QueueMessage, SnapshotQueue } from "#ports/queue.ts";
+import { snapshotDedupId } from "#ports/queue.ts";
 
 /**
  * Snapshot messages on an SQS FIFO queue: the message group is the subject (one subject's

@@ -1,6 +1,6 @@
 import type { Snapshot } from "#domain/schemas.ts";
-import type { QueueMessage, SnapshotQueue } from "#ports/store.ts";
-import { snapshotDedupId } from "#ports/store.ts";
+import type { QueueMessage, SnapshotQueue } from "#ports/queue.ts";
+import { snapshotDedupId } from "#ports/queue.ts";
 
 interface Waiting {
   body: Snapshot;

@@ -1,0 +1,131 @@
+import { TransactGetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { StoredEvent } from "#domain/append-plan.ts";
+import { decodeStoredEvent } from "#domain/hashing.ts";
+import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
+import type { Clock } from "#ports/event-log.ts";
+import { snapshotOf } from "#ports/event-log.ts";
+import {
+  ALIAS,
+  AliasItem,
+  CLOCK,
+  clockOf,
+  EventItem,
+  eventSk,
+  isConditionFailure,
+  pk,
+  TABLE_KEYS,
+} from "./dynamo-items.ts";
+import type { DynamoTable } from "./dynamo-table.ts";
+
+/**
+ * Reading the event log, and the clock's conditional updates (trust policy, selector): events are
+ * `E#<eventId>` items {seq, hash, body, actors}, read by id (BatchGetItem) or in sequence order
+ * through the local index bySequence (Query pages, strongly consistent).
+ */
+
+/** Clock and alias in exactly one TransactGetItems: the snapshot message. */
+export async function readSnapshot(table: DynamoTable, subject: string): Promise<Snapshot> {
+  const { Responses } = await table.doc.send(
+    new TransactGetCommand({
+      TransactItems: [
+        { Get: { TableName: table.tableName, Key: { pk: pk(subject), sk: CLOCK } } },
+        { Get: { TableName: table.tableName, Key: { pk: pk(subject), sk: ALIAS } } },
+      ],
+    }),
+  );
+  const clock = clockOf(Responses?.[0]?.Item);
+  const alias = Responses?.[1]?.Item ? AliasItem.parse(Responses[1].Item) : null;
+  return snapshotOf(subject, clock, alias);
+}
+
+/** Stored events by id, each with the ids acting on it; unknown ids are absent. */
+export async function eventsById(
+  table: DynamoTable,
+  subject: string,
+  ids: readonly string[],
+): Promise<Map<string, StoredEvent>> {
+  const found = new Map<string, StoredEvent>();
+  for (const raw of await table.batchGetAll(subject, ids.map(eventSk))) {
+    const stored = storedEvent(raw);
+    found.set(stored.event.eventId, stored);
+  }
+  return found;
+}
+
+/** Every stored event whose sequence meets `condition` (against `:bound`), ascending. */
+export async function eventsWhere(
+  table: DynamoTable,
+  subject: string,
+  condition: "seq <= :bound" | "seq > :bound",
+  bound: number,
+): Promise<SequencedEvent[]> {
+  const items = await table.queryAll({
+    IndexName: TABLE_KEYS.sequenceIndex,
+    KeyConditionExpression: `pk = :pk AND ${condition}`,
+    ExpressionAttributeValues: { ":pk": pk(subject), ":bound": bound },
+  });
+  return items.map((raw) => storedEvent(raw).event);
+}
+
+/** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */
+export async function eventsPage(
+  table: DynamoTable,
+  subject: string,
+  after: number,
+  through: number,
+  limit: number,
+): Promise<StoredEvent[]> {
+  if (after >= through || limit <= 0) return [];
+  const items = await table.queryAll(
+    {
+      IndexName: TABLE_KEYS.sequenceIndex,
+      KeyConditionExpression: "pk = :pk AND seq BETWEEN :from AND :to",
+      ExpressionAttributeValues: { ":pk": pk(subject), ":from": after + 1, ":to": through },
+    },
+    limit,
+  );
+  return items.map(storedEvent);
+}
+
+function storedEvent(raw: Record<string, unknown>): StoredEvent {
+  const item = EventItem.parse(raw);
+  return { event: decodeStoredEvent(item.body, item.seq, item.hash), hash: item.hash, actors: item.actors };
+}
+
+/**
+ * Sets `assignment` on the clock only if it still equals `expected` (or is absent while expected
+ * is the zero clock), moving the epoch by one when `moveEpoch` (and marking the subject for the
+ * sweep then); false when the clock moved meanwhile.
+ */
+export async function updateClockIf(
+  table: DynamoTable,
+  subject: string,
+  expected: Clock,
+  moveEpoch: boolean,
+  assignment: "policy = :p" | "selector = :v",
+  values: Record<string, unknown>,
+): Promise<boolean> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: pk(subject), sk: CLOCK },
+        UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
+        ConditionExpression:
+          "(attribute_not_exists(pk) AND :h = :zero AND :e0 = :zero) OR (highWater = :h AND inputEpoch = :e0)",
+        ExpressionAttributeValues: {
+          ...values,
+          ...(moveEpoch ? { ":pk": pk(subject) } : {}),
+          ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
+          ":h": expected.highWater,
+          ":e0": expected.inputEpoch,
+          ":zero": 0,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}

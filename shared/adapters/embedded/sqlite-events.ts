@@ -1,0 +1,194 @@
+import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import { planAppend } from "#domain/append-plan.ts";
+import { decodeStoredEvent } from "#domain/hashing.ts";
+import type { MemoryEvent, SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
+import { translatePlanError } from "#ports/errors.ts";
+import type { AppendResult, Clock } from "#ports/event-log.ts";
+import type { SqliteDatabase } from "./sqlite-database.ts";
+
+/**
+ * The event log and its clock in SQLite: events (immutable rows, by triggers), the ids acting on
+ * each (`event_actors`), the conflict index and the clock row. Each function runs inside the
+ * transaction its caller opened (`SqliteDatabase.write` or `read`).
+ */
+
+interface EventRow {
+  event_id: string;
+  sequence: number;
+  hash: string;
+  body: string;
+}
+
+export type StoredClock = Clock & { policy: TrustPolicy; selector: SelectorVersion };
+
+/** The subject's clock; the zero clock on the current selector when it has none yet. */
+export function readClock(db: SqliteDatabase, subject: string): StoredClock {
+  const row = db
+    .statement("SELECT high_water, input_epoch, policy, selector FROM clock WHERE subject = ?")
+    .get(subject) as
+    | { high_water: number; input_epoch: number; policy: string | null; selector: string | null }
+    | undefined;
+  return {
+    highWater: row?.high_water ?? 0,
+    inputEpoch: row?.input_epoch ?? 0,
+    policy: row?.policy ? TrustPolicySchema.parse(JSON.parse(row.policy)) : DEFAULT_TRUST_POLICY,
+    selector: row ? selectorNamed(row.selector) : SELECTOR_VERSION,
+  };
+}
+
+function writeClock(db: SqliteDatabase, subject: string, clock: Clock, policy: TrustPolicy): void {
+  db.statement(
+    // A new subject starts on the current selector; an existing one keeps its own until adopted.
+    "INSERT INTO clock (subject, high_water, input_epoch, policy, selector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
+  ).run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy), SELECTOR_VERSION);
+}
+
+/** Plans the batch against the stored log (the planner's loaders read inside this transaction) and applies it. */
+export async function appendEvents(
+  db: SqliteDatabase,
+  subject: string,
+  events: readonly MemoryEvent[],
+): Promise<AppendResult> {
+  const clock = readClock(db, subject);
+  let plan: AppendPlan;
+  try {
+    plan = await planAppend(events, {
+      clock,
+      policy: clock.policy,
+      loadEvents: async (ids) => eventsById(db, subject, ids),
+      loadIndex: async (keyScopes) => loadIndex(db, subject, keyScopes),
+    });
+  } catch (error) {
+    throw translatePlanError(subject, error);
+  }
+  applyPlan(db, subject, plan, clock.policy);
+  return {
+    appended: plan.newEvents.map((entry) => entry.event.eventId),
+    duplicates: plan.duplicates,
+    highWater: plan.clockAfter.highWater,
+    inputEpoch: plan.clockAfter.inputEpoch,
+    epochMoved: plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch,
+    validityChanged: plan.validityChanged,
+    chunks: 1,
+  };
+}
+
+function applyPlan(db: SqliteDatabase, subject: string, plan: AppendPlan, policy: TrustPolicy): void {
+  const insertEvent = db.statement(
+    "INSERT INTO events (subject, event_id, sequence, hash, body) VALUES (?, ?, ?, ?, ?)",
+  );
+  for (const { event, hash } of plan.newEvents) {
+    const { sequence, ...content } = event;
+    insertEvent.run(subject, event.eventId, sequence, hash, JSON.stringify(content));
+  }
+  const insertActor = db.statement(
+    "INSERT OR IGNORE INTO event_actors (subject, target_id, actor_id) VALUES (?, ?, ?)",
+  );
+  for (const [target, actors] of plan.actorsAdded)
+    for (const actor of actors) insertActor.run(subject, target, actor);
+  const upsertIndex = db.statement(
+    "INSERT INTO conflict_index (subject, key, scope, positions) VALUES (?, ?, ?, ?) ON CONFLICT (subject, key, scope) DO UPDATE SET positions = excluded.positions",
+  );
+  for (const entry of plan.index)
+    upsertIndex.run(subject, entry.key, entry.scope, JSON.stringify(entry.positions));
+  writeClock(db, subject, plan.clockAfter, policy);
+}
+
+function loadIndex(
+  db: SqliteDatabase,
+  subject: string,
+  keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+): ConflictIndexEntry[] {
+  const select = db.statement(
+    "SELECT positions FROM conflict_index WHERE subject = ? AND key = ? AND scope = ?",
+  );
+  const entries: ConflictIndexEntry[] = [];
+  for (const { key, scope } of keyScopes) {
+    const row = select.get(subject, key, scope) as { positions: string } | undefined;
+    if (row) entries.push({ key, scope, positions: JSON.parse(row.positions) });
+  }
+  return entries;
+}
+
+/** Stored events by id, each with the ids acting on it; unknown ids are absent. */
+export function eventsById(
+  db: SqliteDatabase,
+  subject: string,
+  ids: readonly string[],
+): Map<string, StoredEvent> {
+  const found = new Map<string, StoredEvent>();
+  const byId = db.statement(
+    "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND event_id = ?",
+  );
+  for (const id of ids) {
+    const row = byId.get(subject, id) as EventRow | undefined;
+    if (row) found.set(id, storedEvent(db, subject, row));
+  }
+  return found;
+}
+
+/** Every stored event whose sequence meets `condition` (one `?`, bound to `bound`), ascending. */
+export function eventsWhere(
+  db: SqliteDatabase,
+  subject: string,
+  condition: "sequence <= ?" | "sequence > ?",
+  bound: number,
+): SequencedEvent[] {
+  const rows = db
+    .statement(
+      `SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND ${condition} ORDER BY sequence`,
+    )
+    .all(subject, bound) as EventRow[];
+  return rows.map(decodeRow);
+}
+
+/** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */
+export function eventsPage(
+  db: SqliteDatabase,
+  subject: string,
+  after: number,
+  through: number,
+  limit: number,
+): StoredEvent[] {
+  const rows = db
+    .statement(
+      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?",
+    )
+    .all(subject, after, through, limit) as EventRow[];
+  return rows.map((row) => storedEvent(db, subject, row));
+}
+
+function storedEvent(db: SqliteDatabase, subject: string, row: EventRow): StoredEvent {
+  const actors = db.statement("SELECT actor_id FROM event_actors WHERE subject = ? AND target_id = ?");
+  return {
+    event: decodeRow(row),
+    hash: row.hash,
+    actors: (actors.all(subject, row.event_id) as Array<{ actor_id: string }>).map((a) => a.actor_id),
+  };
+}
+
+function decodeRow(row: EventRow): SequencedEvent {
+  return decodeStoredEvent(row.body, row.sequence, row.hash);
+}
+
+/**
+ * Sets the policy or the selector on the clock only if it still equals `expected`, moving the
+ * epoch by one when `moveEpoch`; null when the clock moved meanwhile (nothing changed).
+ */
+export function updateClockIf(
+  db: SqliteDatabase,
+  subject: string,
+  expected: Clock,
+  moveEpoch: boolean,
+  set: { policy?: TrustPolicy; selector?: SelectorVersion },
+): Clock | null {
+  const clock = readClock(db, subject);
+  if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return null;
+  const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) };
+  writeClock(db, subject, next, set.policy ?? clock.policy);
+  if (set.selector !== undefined)
+    db.statement("UPDATE clock SET selector = ? WHERE subject = ?").run(set.selector, subject);
+  return next;
+}

@@ -1,0 +1,109 @@
+import type { StoredEvent } from "#domain/append-plan.ts";
+import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
+import type { SelectorVersion } from "#domain/validity.ts";
+import type { AliasState } from "./alias.ts";
+
+/**
+ * The event log with its source clock, per subject. Two adapters implement it (DynamoDB, SQLite);
+ * one contract suite runs against both.
+ */
+
+/** A subject's source clock: how many events it holds, and how often what is readable changed. */
+export interface Clock {
+  highWater: number;
+  inputEpoch: number;
+}
+
+export interface AppendResult {
+  /** Ids written by this call, in sequence order. */
+  appended: string[];
+  /** Ids already stored with identical content: a no-op. */
+  duplicates: string[];
+  highWater: number;
+  inputEpoch: number;
+  /** Whether the append revoked, superseded or created a new conflict (the epoch moved). */
+  epochMoved: boolean;
+  /** Whether the append revoked or superseded something (validity changed, not only a new conflict). */
+  validityChanged: boolean;
+  /** Atomic chunks the batch was written in (1 unless the engine bounds a transaction). */
+  chunks: number;
+}
+
+/** The event log with its source clock. */
+export interface EventLog {
+  /**
+   * Appends a batch: each event write-once (an identical re-send is a no-op, a different one with
+   * the same id is refused with nothing written); highWater moves by the count appended, and
+   * inputEpoch moves in the same transaction when the batch revokes, supersedes or creates a new
+   * conflict. A batch too large for one transaction is split into ordered chunks, each atomic.
+   */
+  append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult>;
+  /** One consistent read of clock and alias: the snapshot message. */
+  snapshot(subject: string): Promise<Snapshot>;
+  /** Every stored event with sequence <= highWater, ascending. */
+  eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]>;
+  /** Every stored event with sequence > after, ascending (the tail a summary does not cover). */
+  eventsAfter(subject: string, after: number): Promise<SequencedEvent[]>;
+  /**
+   * At most `limit` stored events with after < sequence <= through, ascending, each with the ids
+   * of the events acting on it: one page of the log, for recall that does not read the whole log.
+   */
+  eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]>;
+  /** Stored events by id, each with the ids acting on it; unknown ids are absent. */
+  eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>>;
+  trustPolicy(subject: string): Promise<TrustPolicy>;
+  /**
+   * Changes the subject's trust policy, moving inputEpoch when `moveEpoch` (validity changes under
+   * it), only if the clock still equals `expected`; null when it moved meanwhile (nothing changed).
+   */
+  setTrustPolicy(
+    subject: string,
+    policy: TrustPolicy,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<Clock | null>;
+  /**
+   * The selector whose epoch rule the subject's clock follows: subjects created before selector
+   * v2 read "v1" until `adoptSelector` moves them on; new subjects start on the current one.
+   */
+  selectorVersion(subject: string): Promise<SelectorVersion>;
+  /**
+   * Marks the subject's clock as following `version`, moving inputEpoch by one when `moveEpoch`
+   * (validity or conflicts differ under it), only if the clock still equals `expected`; false
+   * when it moved meanwhile (nothing changed then).
+   */
+  adoptSelector(
+    subject: string,
+    version: SelectorVersion,
+    expected: Clock,
+    moveEpoch: boolean,
+  ): Promise<boolean>;
+  /** Subjects whose clock follows another selector than `version`. */
+  subjectsNotOn(version: SelectorVersion): Promise<string[]>;
+  /** Every subject with a clock, sorted (the review page's list; a scan on DynamoDB). */
+  listSubjects(): Promise<string[]>;
+  /**
+   * Subjects that may need a rebuild (see `rebuildReason`), from committed state only: never from
+   * the memory of the process that appended. The embedded store answers exactly; DynamoDB answers
+   * with the clocks marked since they were last checked (a sparse index), a superset.
+   */
+  subjectsToCheck(rebuildAfterEvents: number): Promise<string[]>;
+  /** Clears the subject's mark when its clock still equals `checked` (nothing new since the check). */
+  markChecked(subject: string, checked: Clock): Promise<void>;
+}
+
+/** The snapshot message from one consistent read of a subject's clock and alias. */
+export function snapshotOf(subject: string, clock: Clock, alias: AliasState | null): Snapshot {
+  return {
+    subject,
+    highWater: clock.highWater,
+    inputEpoch: clock.inputEpoch,
+    expectedAlias: alias
+      ? {
+          parentArtifactId: alias.artifactId,
+          sourceEpoch: alias.sourceEpoch,
+          coversThrough: alias.coversThrough,
+        }
+      : null,
+  };
+}
