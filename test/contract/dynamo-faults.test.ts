@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { paginateQuery } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { chunkForTransactions } from "#adapters/aws/dynamo-items.ts";
 import { DynamoStore } from "#adapters/aws/dynamo-store.ts";
@@ -133,19 +133,15 @@ describe("DynamoDB faults that local engines never produce", () => {
     );
     for (let i = 0; i < same.length; i += 250) await store.append(subject, same.slice(i, i + 250));
     const items = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await store.doc.send(
-        new QueryCommand({
-          TableName: store.tableName,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :k)",
-          ExpressionAttributeValues: { ":pk": `S#${subject}`, ":k": "K#" },
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const pages = paginateQuery(
+      { client: store.doc },
+      {
+        TableName: store.tableName,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :k)",
+        ExpressionAttributeValues: { ":pk": `S#${subject}`, ":k": "K#" },
+      },
+    );
+    for await (const page of pages) items.push(...(page.Items ?? []));
     expect(items).toHaveLength(1000);
     expect(Math.max(...items.map((item) => JSON.stringify(item).length))).toBeLessThan(400);
     const contradiction = await store.append(subject, [

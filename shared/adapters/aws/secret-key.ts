@@ -1,29 +1,37 @@
-import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import type { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 
 /**
- * An API key kept in AWS Secrets Manager, read when first needed and again after `ttlMs`, so a
- * rotated key is picked up without a deploy and no key ever sits in a function's environment.
+ * An API key kept in AWS Secrets Manager, read through Powertools' parameters utility when a call
+ * first needs it and kept in its in-process cache for `maxAgeSeconds` (15 minutes by default), so
+ * a rotated key is picked up without a deploy and no key ever sits in a function's environment.
  * The secret is the key itself, or JSON with an `apiKey` field. The SDK loads on the first read:
- * functions that never call a model never pay for it.
+ * functions that never call a model never pay for it. The provider is given our own client, so
+ * `instrument` (the tracer) sees the read as it sees every other AWS call.
  */
 export function secretKey(
   secretId: string,
-  options: { instrument?: <T extends object>(client: T) => T; ttlMs?: number } = {},
+  options: { instrument?: <T extends object>(client: T) => T; maxAgeSeconds?: number } = {},
 ): () => Promise<string> {
-  let client: SecretsManagerClient | undefined;
-  let cached: { key: string; until: number } | undefined;
+  let provider: SecretsProvider | undefined;
+  // A secret that held no key is read afresh on the next call, not served from the cache.
+  let refetch = false;
   return async () => {
-    if (cached && cached.until > Date.now()) return cached.key;
-    const sdk = await import("@aws-sdk/client-secrets-manager");
-    if (!client) {
-      const created = new sdk.SecretsManagerClient({});
-      client = options.instrument ? options.instrument(created) : created;
+    if (!provider) {
+      const [{ SecretsProvider }, { SecretsManagerClient }] = await Promise.all([
+        import("@aws-lambda-powertools/parameters/secrets"),
+        import("@aws-sdk/client-secrets-manager"),
+      ]);
+      const client = new SecretsManagerClient({});
+      provider = new SecretsProvider({ awsSdkV3Client: options.instrument?.(client) ?? client });
     }
-    const { SecretString } = await client.send(new sdk.GetSecretValueCommand({ SecretId: secretId }));
-    const key = keyOf(SecretString ?? "");
+    const secret = await provider.get(secretId, {
+      maxAge: options.maxAgeSeconds ?? 15 * 60,
+      forceFetch: refetch,
+    });
+    const key = keyOf(typeof secret === "string" ? secret : "");
+    refetch = key === "";
     if (key === "")
       throw new Error(`the secret ${secretId} holds no API key (a string, or JSON with "apiKey")`);
-    cached = { key, until: Date.now() + (options.ttlMs ?? 15 * 60_000) };
     return key;
   };
 }

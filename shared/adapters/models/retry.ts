@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { GenerationFailedError } from "#ports/model.ts";
 
 /** How a model API's error is handled: asked again after a pause, or failed with a reason. */
@@ -40,7 +41,7 @@ export async function withRetries<T>(
           cause: error,
         });
       const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (tried - 1));
-      await pause(Math.floor(random() * ceiling), signal).catch(() => {
+      await sleep(Math.floor(random() * ceiling), undefined, { signal }).catch(() => {
         throw new GenerationFailedError(
           `${model}: ${failure.why}; the generation's deadline ended the retries after ${tried} attempts`,
           { cause: error },
@@ -48,21 +49,6 @@ export async function withRetries<T>(
       });
     }
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Words model APIs use when a prompt does not fit the context window (OpenAI, vLLM, llama.cpp, Bedrock). */
