@@ -21,7 +21,7 @@ interface EventRow {
   body: string;
 }
 
-export type StoredClock = Clock & { policy: TrustPolicy; selector: SelectorVersion };
+type StoredClock = Clock & { policy: TrustPolicy; selector: SelectorVersion };
 
 /** The subject's clock; the zero clock on the current selector when it has none yet. */
 export function readClock(db: SqliteDatabase, subject: string): StoredClock {
