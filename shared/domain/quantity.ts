@@ -1,19 +1,17 @@
 import Fraction from "fraction.js";
-import type { FactoryFunctionMap, Unit } from "mathjs";
-import { create, unitDependencies } from "mathjs";
+import { readUnitExpression } from "./unit-expression.ts";
 
 /**
  * Exact quantities. A decimal string becomes an exact rational (no float is ever involved), and a
  * unit becomes an exact rational factor to its base unit plus a dimension key, so that
  * `5 km == 5000 m`, `36 km/h == 10 m/s`, `"1.50" == "1.5"` and `8 km != 5 mi` hold without rounding.
  *
- * Unit knowledge comes from mathjs's unit table; its factors are decimal literals, which are read
- * back through their shortest round-trip string and so become exact rationals. Units mathjs does not
- * know (currencies, "people") and calendar units whose length varies (month, year) are opaque: they
- * compare equal only to themselves.
+ * Unit knowledge comes from mathjs's unit table, generated into `unit-table.ts` (so mathjs is never
+ * loaded at run time) and read with mathjs's grammar (`unit-expression.ts`): its factors are decimal
+ * literals, kept as their shortest round-trip text and read back as exact rationals. Units mathjs
+ * does not know (currencies, "people") and calendar units whose length varies (month, year) are
+ * opaque: they compare equal only to themselves.
  */
-
-const math = create({ unitDependencies } as FactoryFunctionMap);
 
 export const DECIMAL_PATTERN = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const DECIMAL_PARTS = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
@@ -51,11 +49,6 @@ export function parseDecimal(text: string): Fraction {
   if (sign === "-") numerator = -numerator;
   if (exponent >= 0) return new Fraction(numerator * powerOfTen(exponent), 1n);
   return new Fraction(numerator, powerOfTen(-exponent));
-}
-
-/** The exact decimal text of a number that is known to be a decimal literal (mathjs factors). */
-function exactFromNumber(value: number): Fraction {
-  return parseDecimal(String(value));
 }
 
 /** How a unit compares: a dimension with an exact factor to base, or an opaque label. */
@@ -136,12 +129,6 @@ const CURRENCY_ALIASES: Record<string, string> = {
 
 const CALENDAR_ALIASES: Record<string, string> = { 个月: "month", 年: "year" };
 
-interface UnitPart {
-  unit: { name: string; value: number; offset: number };
-  prefix: { value: number };
-  power: number;
-}
-
 /** ISO 4217 codes in use, plus the two common crypto tickers; a bare "API" after a number is no currency. */
 const CURRENCY_CODES = new Set(
   `AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF
@@ -176,23 +163,18 @@ function lookupUnit(raw: string): UnitInfo | null {
   if (calendar) return { kind: "opaque", label: calendar };
   // British spellings name the same units (kilometres, litres).
   const name = UNIT_ALIASES[text] ?? text.replace(/metre(s?)$/, "meter$1").replace(/litre(s?)$/, "liter$1");
-  let parsed: Unit;
-  try {
-    parsed = math.unit(name) as Unit;
-  } catch {
-    return null;
-  }
-  // mathjs's typings declare `prefix` as a string; at run time it is the prefix object with its value.
-  const parts = parsed.units as unknown as UnitPart[];
-  if (parts.length === 1 && parts[0] && CALENDAR_UNITS.has(parts[0].unit.name)) {
-    const unitName = parts[0].unit.name;
+  const parsed = readUnitExpression(name);
+  if (parsed === null) return null;
+  const { terms } = parsed;
+  if (terms.length === 1 && terms[0] && CALENDAR_UNITS.has(terms[0].name)) {
+    const unitName = terms[0].name;
     return { kind: "opaque", label: CALENDAR_CANONICAL[unitName] ?? unitName };
   }
-  if (parts.some((part) => part.unit.offset !== 0)) return { kind: "opaque", label: name };
+  if (terms.some((term) => term.offset !== 0)) return { kind: "opaque", label: name };
   let factor = new Fraction(1);
-  for (const part of parts) {
-    const single = exactFromNumber(part.unit.value).mul(exactFromNumber(part.prefix.value));
-    factor = factor.mul(single.pow(part.power));
+  for (const term of terms) {
+    const single = parseDecimal(term.factor).mul(parseDecimal(term.prefixFactor));
+    factor = factor.mul(single.pow(term.power));
   }
   return { kind: "dimension", dimension: parsed.dimensions.join(","), factor, label: name };
 }
