@@ -11,7 +11,13 @@ import type { FactoryFunctionMap } from "mathjs";
 import { create, unitDependencies } from "mathjs";
 
 /** One unit as the table writes it: name, factor text, offset, dimension vector, prefix set. */
-export type UnitRow = [name: string, factor: string, offset: number, dimensions: number[], prefixes: string];
+export type UnitRow = [
+  name: string,
+  factor: string | null,
+  offset: number,
+  dimensions: number[],
+  prefixes: string,
+];
 
 export interface UnitTable {
   mathjsVersion: string;
@@ -42,10 +48,18 @@ const mathjsPackage = join(root, "node_modules", "mathjs", "package.json");
 
 /**
  * The factor of a unit or prefix as exact text: mathjs writes its factors as decimal literals, so
- * the shortest round-trip text of each is that literal.
+ * the shortest round-trip text of each is that literal; the Rankine degree's 5/9 is a fraction and
+ * written as one. The volt-ampere reactive's factor is the imaginary unit: no real factor (null),
+ * so VAR compares only with itself.
  */
-export function factorText(value: unknown): string {
-  return String(value);
+export function factorText(value: unknown): string | null {
+  if (typeof value === "number") return String(value);
+  if (isFraction(value)) return `${value.s < 0n ? "-" : ""}${value.n}/${value.d}`;
+  return null;
+}
+
+function isFraction(value: unknown): value is { s: bigint; n: bigint; d: bigint } {
+  return typeof value === "object" && value !== null && "n" in value && typeof value.n === "bigint";
 }
 
 /** mathjs's unit table, read from a fresh mathjs instance. */
@@ -64,7 +78,7 @@ export function unitTableFromMathjs(): UnitTable {
     prefixes: Object.fromEntries(
       prefixSets.map(([name, set]) => [
         name,
-        Object.fromEntries(Object.entries(set).map(([prefix, { value }]) => [prefix, factorText(value)])),
+        Object.fromEntries(Object.entries(set).map(([prefix, { value }]) => [prefix, String(value)])),
       ]),
     ),
     units: Object.entries(Unit.UNITS).map(([name, unit]) => {
@@ -89,10 +103,13 @@ export function renderUnitTable(table: UnitTable): string {
     ...Object.entries(table.prefixes).map(([name, set]) => `${json(name)}: ${json(set)},`),
     "};",
     "",
-    "/** A unit: name, factor to its base unit as exact text, offset (°C, °F), dimensions, prefix set. */",
+    "/**",
+    " * A unit: name, factor to its base unit as exact text (a decimal or a fraction; null when it is no",
+    " * real number), offset (°C, °F), dimensions, prefix set.",
+    " */",
     "export type UnitRow = readonly [",
     "  name: string,",
-    "  factor: string,",
+    "  factor: string | null,",
     "  offset: number,",
     "  dimensions: readonly number[],",
     "  prefixes: string,",

@@ -51,6 +51,13 @@ export function parseDecimal(text: string): Fraction {
   return new Fraction(numerator, powerOfTen(-exponent));
 }
 
+/** A factor of the unit table: a decimal, or a fraction `n/d` (the Rankine degree's 5/9). */
+function parseFactor(text: string): Fraction {
+  const slash = text.indexOf("/");
+  if (slash < 0) return parseDecimal(text);
+  return new Fraction(BigInt(text.slice(0, slash)), BigInt(text.slice(slash + 1)));
+}
+
 /** How a unit compares: a dimension with an exact factor to base, or an opaque label. */
 export type UnitInfo =
   | { kind: "dimension"; dimension: string; factor: Fraction; label: string }
@@ -173,7 +180,9 @@ function lookupUnit(raw: string): UnitInfo | null {
   if (terms.some((term) => term.offset !== 0)) return { kind: "opaque", label: name };
   let factor = new Fraction(1);
   for (const term of terms) {
-    const single = parseDecimal(term.factor).mul(parseDecimal(term.prefixFactor));
+    // The volt-ampere reactive's factor is imaginary: it compares only with itself.
+    if (term.factor === null) return { kind: "opaque", label: name };
+    const single = parseFactor(term.factor).mul(parseDecimal(term.prefixFactor));
     factor = factor.mul(single.pow(term.power));
   }
   return { kind: "dimension", dimension: parsed.dimensions.join(","), factor, label: name };

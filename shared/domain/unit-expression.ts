@@ -11,8 +11,8 @@ import { BASE_DIMENSIONS, UNIT_PREFIXES, UNITS, type UnitRow } from "./unit-tabl
 /** One unit of an expression: the table's unit, its prefix's factor text and its power. */
 export interface UnitTerm {
   name: string;
-  /** The unit's factor to its base unit, as exact text. */
-  factor: string;
+  /** The unit's factor to its base unit, as exact text (a decimal or a fraction); null if not real. */
+  factor: string | null;
   offset: number;
   prefixFactor: string;
   power: number;

@@ -261,10 +261,13 @@ export const UNIT_PREFIXES: Readonly<Record<string, Readonly<Record<string, stri
   },
 };
 
-/** A unit: name, factor to its base unit as exact text, offset (°C, °F), dimensions, prefix set. */
+/**
+ * A unit: name, factor to its base unit as exact text (a decimal or a fraction; null when it is no
+ * real number), offset (°C, °F), dimensions, prefix set.
+ */
 export type UnitRow = readonly [
   name: string,
-  factor: string,
+  factor: string | null,
   offset: number,
   dimensions: readonly number[],
   prefixes: string,
@@ -369,12 +372,12 @@ export const UNITS: readonly UnitRow[] = [
   ["ampere", "1", 0, [0, 0, 0, 1, 0, 0, 0, 0, 0], "LONG"],
   ["K", "1", 0, [0, 0, 0, 0, 1, 0, 0, 0, 0], "SHORT"],
   ["degC", "1", 273.15, [0, 0, 0, 0, 1, 0, 0, 0, 0], "SHORT"],
-  ["degF", "0.(5)", 459.67, [0, 0, 0, 0, 1, 0, 0, 0, 0], "SHORT"],
-  ["degR", "0.(5)", 0, [0, 0, 0, 0, 1, 0, 0, 0, 0], "SHORT"],
+  ["degF", "5/9", 459.67, [0, 0, 0, 0, 1, 0, 0, 0, 0], "SHORT"],
+  ["degR", "5/9", 0, [0, 0, 0, 0, 1, 0, 0, 0, 0], "SHORT"],
   ["kelvin", "1", 0, [0, 0, 0, 0, 1, 0, 0, 0, 0], "LONG"],
   ["celsius", "1", 273.15, [0, 0, 0, 0, 1, 0, 0, 0, 0], "LONG"],
-  ["fahrenheit", "0.(5)", 459.67, [0, 0, 0, 0, 1, 0, 0, 0, 0], "LONG"],
-  ["rankine", "0.(5)", 0, [0, 0, 0, 0, 1, 0, 0, 0, 0], "LONG"],
+  ["fahrenheit", "5/9", 459.67, [0, 0, 0, 0, 1, 0, 0, 0, 0], "LONG"],
+  ["rankine", "5/9", 0, [0, 0, 0, 0, 1, 0, 0, 0, 0], "LONG"],
   ["mol", "1", 0, [0, 0, 0, 0, 0, 0, 1, 0, 0], "SHORT"],
   ["mole", "1", 0, [0, 0, 0, 0, 0, 0, 1, 0, 0], "LONG"],
   ["cd", "1", 0, [0, 0, 0, 0, 0, 1, 0, 0, 0], "SHORT"],
@@ -397,7 +400,7 @@ export const UNITS: readonly UnitRow[] = [
   ["W", "1", 0, [1, 2, -3, 0, 0, 0, 0, 0, 0], "SHORT"],
   ["watt", "1", 0, [1, 2, -3, 0, 0, 0, 0, 0, 0], "LONG"],
   ["hp", "745.6998715386", 0, [1, 2, -3, 0, 0, 0, 0, 0, 0], "NONE"],
-  ["VAR", "i", 0, [1, 2, -3, 0, 0, 0, 0, 0, 0], "SHORT"],
+  ["VAR", null, 0, [1, 2, -3, 0, 0, 0, 0, 0, 0], "SHORT"],
   ["VA", "1", 0, [1, 2, -3, 0, 0, 0, 0, 0, 0], "SHORT"],
   ["Pa", "1", 0, [1, -1, -2, 0, 0, 0, 0, 0, 0], "SHORT"],
   ["psi", "6894.75729276459", 0, [1, -1, -2, 0, 0, 0, 0, 0, 0], "NONE"],

@@ -29,7 +29,7 @@ function mathjsReading(text: string): UnitExpression | null {
       name: part.unit.name,
       factor: factorText(part.unit.value),
       offset: part.unit.offset,
-      prefixFactor: factorText(part.prefix.value),
+      prefixFactor: String(part.prefix.value),
       power: part.power,
     })),
     dimensions: [...unit.dimensions],

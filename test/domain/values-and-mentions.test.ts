@@ -34,6 +34,10 @@ describe("canonical values", () => {
     [{ date: "2026-11-20T10:00:00" }, { date: "2026-11-20T10:00:00.000Z" }],
     [{ text: "Never  use\n vendor X" }, { text: "Never use vendor X" }],
     [{ text: "Cafe\u0301" }, { text: "Café" }],
+    [
+      { quantity: "9", unit: "degR" },
+      { quantity: "5", unit: "K" },
+    ],
     [{ scopes: ["b", "a", "a"] }, { scopes: ["a", "b"] }],
   ])("%j equals %j", (a, b) => {
     expect(same(a, b)).toBe(true);
@@ -117,6 +121,12 @@ describe("mention extraction", () => {
       "id:INV-20931",
       "id:550e8400-e29b-41d4-a716-446655440000",
     ]);
+  });
+
+  it("reads units whose mathjs factor is no decimal (Rankine's 5/9, the imaginary VAR) without failing", () => {
+    expect(() => extractMentions("It was 9 degR; the load is 3 VAR.")).not.toThrow();
+    expect(mentionsOf("3 VAR")).toEqual(mentionsOf("3VAR"));
+    expect(mentionsOf("3 VAR")).not.toEqual(mentionsOf("3 W"));
   });
 
   it("does not take prose words for units", () => {
