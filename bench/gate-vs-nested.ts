@@ -2,7 +2,7 @@
 // Prints times and the ratio; run: npx tsx --import ./scripts/text-imports.mjs bench/gate-vs-nested.ts [items]
 import { performance } from "node:perf_hooks";
 import { consolidate } from "#domain/consolidator.ts";
-import { buildGateContext, checkConsolidationOutput, gateCandidate } from "#domain/gate.ts";
+import { buildGateContext, checkConsolidationOutput, gateCandidate } from "#domain/gate/index.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
 import { selectInputs } from "#domain/selector.ts";

@@ -7,7 +7,7 @@
 import { renderConsolidation } from "#app/prompt-render.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { segmentedGenerator } from "#app/segmented.ts";
-import { buildGateContext, gateCandidateText } from "#domain/gate.ts";
+import { buildGateContext, gateCandidateText } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent, type SequencedEvent } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { countTokens } from "#domain/tokens.ts";

@@ -4,7 +4,7 @@
 // state: the median of 7 checks; texts read once are remembered, so a claim quoting its event
 // costs no second reading; the first check of a fresh process is printed beside it).
 import { consolidate } from "#domain/consolidator.ts";
-import { buildGateContext, gateCandidate } from "#domain/gate.ts";
+import { buildGateContext, gateCandidate } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
 import { selectInputs } from "#domain/selector.ts";
 import { record } from "./results.ts";

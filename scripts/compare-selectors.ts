@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { consolidate } from "#domain/consolidator.ts";
-import { buildGateContext, gateCandidateText } from "#domain/gate.ts";
+import { buildGateContext, gateCandidateText } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { parseEventLines } from "#io/event-file.ts";

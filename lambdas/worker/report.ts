@@ -1,7 +1,7 @@
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { LambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
 import type { WorkOutcome } from "#app/worker.ts";
-import { countReasons } from "#domain/gate-report.ts";
+import { countReasons } from "#domain/gate/index.ts";
 import { MetricDimensions, MetricNames } from "#observability/metric-names.ts";
 
 /** The worker leaves a message for SQS to deliver again (and, past maxReceiveCount, to the DLQ). */

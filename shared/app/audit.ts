@@ -1,5 +1,4 @@
-import { judgeCandidate } from "#domain/gate.ts";
-import { countReasons, type GateReasonCode } from "#domain/gate-report.ts";
+import { countReasons, type GateReasonCode, judgeCandidate } from "#domain/gate/index.ts";
 import { inputRoot, recomputedEventHash } from "#domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";

@@ -5,7 +5,7 @@ import {
   type Judgement,
   judgeCandidateText,
   type RefusedAttempts,
-} from "#domain/gate.ts";
+} from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { GenerationRecord, Manifest, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/selector.ts";

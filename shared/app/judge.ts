@@ -1,5 +1,11 @@
-import type { GateContext, Judgement, UndecidedText } from "#domain/gate.ts";
-import { type GateReason, type GateWarning, reason } from "#domain/gate-report.ts";
+import {
+  type GateContext,
+  type GateReason,
+  type GateWarning,
+  type Judgement,
+  reason,
+  type UndecidedText,
+} from "#domain/gate/index.ts";
 import type { SequencedEvent } from "#domain/schemas.ts";
 import { contentWords } from "#domain/text-support.ts";
 import { countTokens } from "#domain/tokens.ts";

@@ -1,5 +1,4 @@
-import type { GateContext } from "#domain/gate.ts";
-import type { GateReason } from "#domain/gate-report.ts";
+import type { GateContext, GateReason } from "#domain/gate/index.ts";
 import { canonicalJson, sha256 } from "#domain/hashing.ts";
 import { CUE_CLASSES, type CueCounts } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";

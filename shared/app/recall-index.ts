@@ -1,6 +1,6 @@
 import MiniSearch from "minisearch";
 import { z } from "zod";
-import type { ChecklistEntry, GateContext } from "#domain/gate.ts";
+import type { ChecklistEntry, GateContext } from "#domain/gate/index.ts";
 import type { ConsolidationOutput, MemoryEvent } from "#domain/schemas.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { type ChecklistEntry, gateChecklist } from "#domain/gate.ts";
+import { type ChecklistEntry, gateChecklist } from "#domain/gate/index.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";

@@ -1,4 +1,4 @@
-import type { GateReport } from "#domain/gate.ts";
+import type { GateReport } from "#domain/gate/index.ts";
 import type { GenerationRecord, Snapshot } from "#domain/schemas.ts";
 import type { AliasState } from "#ports/alias.ts";
 import type { GenerateDeps, PublishDeps } from "./deps.ts";

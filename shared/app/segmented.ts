@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { assertionClaims } from "#domain/consolidator.ts";
-import { budgetTokens, type GateContext } from "#domain/gate.ts";
-import type { GateReason } from "#domain/gate-report.ts";
+import { budgetTokens, type GateContext, type GateReason } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot, sha256 } from "#domain/hashing.ts";
 import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "#domain/schemas.ts";
 import { isOpenTask, isTextOnly } from "#domain/selector.ts";

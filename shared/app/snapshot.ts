@@ -1,4 +1,4 @@
-import { buildGateContext, type GateContext } from "#domain/gate.ts";
+import { buildGateContext, type GateContext } from "#domain/gate/index.ts";
 import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
 import {
   checkEventLog,

@@ -1,4 +1,4 @@
-import type { GateReport } from "#domain/gate.ts";
+import type { GateReport } from "#domain/gate/index.ts";
 import { Snapshot } from "#domain/schemas.ts";
 import { describeIssues } from "#io/event-file.ts";
 import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";

@@ -6,7 +6,7 @@ import { appendEvents, revokeEvents } from "#app/append.ts";
 import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
-import { budgetTokens } from "#domain/gate.ts";
+import { budgetTokens } from "#domain/gate/index.ts";
 import { canonicalJson } from "#domain/hashing.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { parseEventLines } from "#io/event-file.ts";

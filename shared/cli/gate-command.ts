@@ -1,5 +1,5 @@
-import type { GateReport } from "#domain/gate.ts";
-import { gateEventLog } from "#domain/gate.ts";
+import type { GateReport } from "#domain/gate/index.ts";
+import { gateEventLog } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { EventLogError } from "#domain/selector.ts";
 import { InputError, parseEventLines, parsePolicy } from "#io/event-file.ts";

@@ -1,5 +1,5 @@
 import { positionKey } from "./conflicts.ts";
-import { budgetTokens, type GateContext } from "./gate.ts";
+import { budgetTokens, type GateContext } from "./gate/index.ts";
 import { hasCues } from "./mentions.ts";
 import {
   contributesMentions,

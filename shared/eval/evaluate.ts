@@ -2,7 +2,7 @@ import { appendEvents } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { generate } from "#app/generate.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
-import { gateChecklist } from "#domain/gate.ts";
+import { gateChecklist } from "#domain/gate/index.ts";
 import type { Claim, ConsolidationOutput, MemoryEvent, SequencedEvent } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";

@@ -1,5 +1,5 @@
 import { consolidate } from "#domain/consolidator.ts";
-import { buildGateContext, type GateContext, gateCandidate } from "#domain/gate.ts";
+import { buildGateContext, type GateContext, gateCandidate } from "#domain/gate/index.ts";
 import type { Claim, ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";

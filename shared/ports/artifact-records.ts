@@ -1,4 +1,4 @@
-import type { GateReport } from "#domain/gate.ts";
+import type { GateReport } from "#domain/gate/index.ts";
 
 export type ArtifactStatus =
   | "CANDIDATE"

@@ -1,4 +1,4 @@
-import type { GateReport, RefusedAttempts } from "#domain/gate.ts";
+import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import type { Manifest } from "#domain/schemas.ts";
 import type { ArtifactRecords } from "./artifact-records.ts";
 

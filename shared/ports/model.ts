@@ -1,5 +1,4 @@
-import type { GateContext } from "#domain/gate.ts";
-import type { GateReason } from "#domain/gate-report.ts";
+import type { GateContext, GateReason } from "#domain/gate/index.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { GateReport } from "#domain/gate.ts";
+import type { GateReport } from "#domain/gate/index.ts";
 import type { Manifest, MemoryEvent } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import type { AliasPort } from "#ports/alias.ts";

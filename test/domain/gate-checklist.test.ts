@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
-import { gateChecklist } from "#domain/gate.ts";
+import { gateChecklist } from "#domain/gate/index.ts";
 import { contextOf, fact, log } from "../support/builders.ts";
 
 describe("the gate's checklist (what review shows)", () => {

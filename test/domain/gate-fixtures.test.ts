@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
-import { gateCandidateText } from "#domain/gate.ts";
+import { gateCandidateText } from "#domain/gate/index.ts";
 import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
 
 describe("double negation", () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
-import type { GateReport } from "#domain/gate.ts";
+import type { GateReport } from "#domain/gate/index.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { eventLog, irrelevantNote } from "../support/arbitraries.ts";

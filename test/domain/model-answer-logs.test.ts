@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
-import { buildGateContext, gateCandidate } from "#domain/gate.ts";
+import { buildGateContext, gateCandidate } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { parseEventLines } from "#io/event-file.ts";

@@ -3,7 +3,7 @@ import { appendEvents, revokeEvents } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { budgetTokens } from "#domain/gate.ts";
+import { budgetTokens } from "#domain/gate/index.ts";
 import { countTokens } from "#domain/tokens.ts";
 import {
   honestSegmentAnswer,

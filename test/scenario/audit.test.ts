@@ -13,7 +13,7 @@ import type { Deps } from "#app/deps.ts";
 import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
-import { compactReport, gateCandidate } from "#domain/gate.ts";
+import { compactReport, gateCandidate } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { Manifest } from "#domain/schemas.ts";
 import type { AliasPort } from "#ports/alias.ts";

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { readInputs } from "#app/snapshot.ts";
 import { consolidate } from "#domain/consolidator.ts";
-import { gateCandidate } from "#domain/gate.ts";
+import { gateCandidate } from "#domain/gate/index.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { eventLog } from "../support/arbitraries.ts";

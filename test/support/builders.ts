@@ -1,5 +1,5 @@
-import type { GateContext, GateOptions, GateReport } from "#domain/gate.ts";
-import { buildGateContext, gateCandidate } from "#domain/gate.ts";
+import type { GateContext, GateOptions, GateReport } from "#domain/gate/index.ts";
+import { buildGateContext, gateCandidate } from "#domain/gate/index.ts";
 import type { ConsolidationOutput, MemoryEvent, SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";

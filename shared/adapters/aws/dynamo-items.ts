@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { AppendPlan } from "#domain/append-plan.ts";
 import { keyScope, positionId } from "#domain/conflicts.ts";
-import { GateReport } from "#domain/gate.ts";
+import { GateReport } from "#domain/gate/index.ts";
 import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";

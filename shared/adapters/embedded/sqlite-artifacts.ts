@@ -1,4 +1,4 @@
-import { GateReport } from "#domain/gate.ts";
+import { GateReport } from "#domain/gate/index.ts";
 import type { ArtifactRecord, ArtifactStatus } from "#ports/artifact-records.ts";
 import { AlreadyWrittenError } from "#ports/errors.ts";
 import type { SqliteDatabase } from "./sqlite-database.ts";

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { StoredEvent } from "#domain/append-plan.ts";
-import type { GateReport, RefusedAttempts } from "#domain/gate.ts";
+import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
 import { TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { GateContext } from "./gate-context.ts";
-import type { ConsolidationOutput } from "./schemas.ts";
-import { compareStrings, isOpenTask } from "./selector.ts";
+import type { ConsolidationOutput } from "../schemas.ts";
+import { compareStrings, isOpenTask } from "../selector.ts";
+import type { GateContext } from "./context.ts";
 
 /** The gate's report: its stable reason codes (CONTRACT §4, §4b), reasons, stats, compact form. */
 
@@ -102,6 +102,11 @@ export function reason(
   detail: string,
 ): GateReason {
   return { code, key, scope, eventId, detail };
+}
+
+/** A text cut to 60 characters for a reason's detail. */
+export function shorten(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** Reasons deduplicated and in a stable order (code, event, key, scope, detail), with the stats. */

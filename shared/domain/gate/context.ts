@@ -1,14 +1,14 @@
-import { positionKey } from "./conflicts.ts";
-import { canonicalDate } from "./dates.ts";
-import type { Mention } from "./mentions.ts";
-import { extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "./mentions.ts";
-import type { MustPreserveItem } from "./must-preserve.ts";
-import { eventMentions, mustPreserveSet } from "./must-preserve.ts";
-import { canonicalQuantity, parseDecimal, quantityKey } from "./quantity.ts";
-import type { Polarity, SequencedEvent, ValueData } from "./schemas.ts";
-import type { Conflict, Selection } from "./selector.ts";
-import { KeyScopeMap } from "./selector.ts";
-import { canonicalValue } from "./values.ts";
+import { positionKey } from "../conflicts.ts";
+import { canonicalDate } from "../dates.ts";
+import type { Mention } from "../mentions.ts";
+import { extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "../mentions.ts";
+import type { MustPreserveItem } from "../must-preserve.ts";
+import { eventMentions, mustPreserveSet } from "../must-preserve.ts";
+import { canonicalQuantity, parseDecimal, quantityKey } from "../quantity.ts";
+import type { Polarity, SequencedEvent, ValueData } from "../schemas.ts";
+import type { Conflict, Selection } from "../selector.ts";
+import { KeyScopeMap } from "../selector.ts";
+import { canonicalValue } from "../values.ts";
 
 /**
  * The gate's context: everything it needs about one snapshot's inputs, indexed once (each valid

@@ -1,0 +1,158 @@
+import type { TextMentions } from "../mentions.ts";
+import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, monthDayOf, noCues } from "../mentions.ts";
+import { contributesMentions, eventMentions } from "../must-preserve.ts";
+import type { SequencedEvent } from "../schemas.ts";
+import type { CandidateCheck } from "./candidate-check.ts";
+
+/**
+ * Free-text restatements (CONTRACT §4b "Split and merged restatements"): the texts restating
+ * text-only sources (claims' `{text}` values and their `text`, pending items' text) are recorded
+ * while claims and pending items are checked, then judged per connected part of the graph of
+ * sources and texts (a small union-find), so a split or a merge is judged as a whole.
+ */
+
+/** A claim's `{text}` value or a pending item's text over the text-only sources it names. */
+export interface Restatement {
+  text: string;
+  written: TextMentions;
+  sources: readonly SequencedEvent[];
+  where: string;
+  key: string | null;
+  scope: string | null;
+}
+
+/**
+ * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text);
+ * restatements are judged together by `checkRestatementParts`, since honest models split one
+ * source into several texts and merge several sources into one.
+ */
+export function recordRestatement(
+  check: CandidateCheck,
+  text: string,
+  sources: readonly SequencedEvent[],
+  where: string,
+  key: string | null,
+  scope: string | null,
+): Restatement | null {
+  const contributing = sources.filter(contributesMentions);
+  for (const source of contributing)
+    if (!check.textCovered.has(source.eventId)) check.textCovered.set(source.eventId, where);
+  if (contributing.length === 0) return null;
+  const restatement = { text, written: check.mentionsIn(text), sources: contributing, where, key, scope };
+  check.restatements.push(restatement);
+  return restatement;
+}
+
+/**
+ * CONTRACT §4b "Split and merged restatements": in each connected part of the graph of text-only
+ * sources and the texts restating them, every mention of every source is kept by some text of
+ * the part (a text holding another value of its kind changed it: value-changed; none: missing),
+ * and for each cue class the texts' counts sum to the sources' counts (negation:
+ * polarity-flipped; the other classes: value-changed naming the class).
+ */
+export function checkRestatementParts(check: CandidateCheck): void {
+  checkRestatementGraph(check, check.restatements);
+  // Claims whose `text` says another sentence than their value: the graph again with those texts
+  // in the values' places (each rendering must keep the meaning; they are never summed).
+  if (check.alternates.size > 0)
+    checkRestatementGraph(
+      check,
+      check.restatements.map((r) => check.alternates.get(r) ?? r),
+    );
+}
+
+/** Splits the restatements into the connected parts of the source-text graph (a union-find). */
+function checkRestatementGraph(check: CandidateCheck, restatements: readonly Restatement[]): void {
+  const parent = new Map<string, string>();
+  const find = (node: string): string => {
+    let root = node;
+    while (parent.get(root) !== root) root = parent.get(root) ?? root;
+    parent.set(node, root);
+    return root;
+  };
+  const union = (a: string, b: string) => {
+    if (!parent.has(a)) parent.set(a, a);
+    if (!parent.has(b)) parent.set(b, b);
+    parent.set(find(a), find(b));
+  };
+  restatements.forEach((restatement, index) => {
+    for (const source of restatement.sources) union(`text:${index}`, `event:${source.eventId}`);
+  });
+  const parts = new Map<string, { texts: Restatement[]; sources: Map<string, SequencedEvent> }>();
+  restatements.forEach((restatement, index) => {
+    const root = find(`text:${index}`);
+    let part = parts.get(root);
+    if (!part) {
+      part = { texts: [], sources: new Map() };
+      parts.set(root, part);
+    }
+    part.texts.push(restatement);
+    for (const source of restatement.sources) part.sources.set(source.eventId, source);
+  });
+  for (const { texts, sources } of parts.values()) checkPart(check, texts, [...sources.values()]);
+}
+
+/** One connected part: every source mention kept by some text, each cue class summed alike. */
+function checkPart(
+  check: CandidateCheck,
+  texts: readonly Restatement[],
+  unordered: readonly SequencedEvent[],
+): void {
+  const sources = [...unordered].sort((a, b) => a.sequence - b.sequence);
+  const first = texts[0] as Restatement;
+  const writtenKeys = new Set<string>();
+  for (const { written } of texts)
+    for (const mention of written.mentions) {
+      writtenKeys.add(mentionKey(mention));
+      // A full date written in the claim also keeps a source's year-less "Dec 3".
+      const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
+      if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
+    }
+  const requiredKeys = new Set<string>();
+  const required = noCues();
+  for (const source of sources) {
+    const { mentions, cues } = eventMentions(source);
+    for (const mention of mentions) requiredKeys.add(mentionKey(mention));
+    for (const cls of CUE_CLASSES) required[cls] += cues[cls];
+  }
+  for (const source of sources) {
+    const restating = texts.find((text) => text.sources.includes(source)) ?? first;
+    for (const mention of eventMentions(source).mentions) {
+      if (writtenKeys.has(mentionKey(mention))) continue;
+      const changed = texts
+        .filter((text) => text.sources.includes(source))
+        .flatMap((text) => text.written.mentions.map((other) => ({ text, other })))
+        .find(({ other }) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)));
+      if (changed) check.replacedMentions.add(`${changed.text.where}|${mentionKey(changed.other)}`);
+      if (changed)
+        check.add(
+          "value-changed",
+          changed.text.key,
+          changed.text.scope,
+          source.eventId,
+          `${changed.text.where} turns ${source.eventId}'s "${mention.raw}" into "${changed.other.raw}"`,
+        );
+      else
+        check.add(
+          "missing",
+          restating.key,
+          restating.scope,
+          source.eventId,
+          `${source.eventId}'s ${mention.kind} "${mention.raw}" is kept by no restatement (${texts.map((t) => t.where).join(", ")})`,
+        );
+    }
+  }
+  const written = noCues();
+  for (const text of texts) for (const cls of CUE_CLASSES) written[cls] += text.written.cues[cls];
+  const where = texts.map((text) => text.where).join(", ");
+  for (const cls of CUE_CLASSES) {
+    if (written[cls] === required[cls]) continue;
+    check.add(
+      cls === "negation" ? "polarity-flipped" : "value-changed",
+      first.key,
+      first.scope,
+      sources[0]?.eventId ?? null,
+      `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${required[cls]}`,
+    );
+  }
+}
