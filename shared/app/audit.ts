@@ -1,4 +1,4 @@
-import { countReasons, type GateReasonCode, judgeCandidate } from "#domain/gate/index.ts";
+import { assessCandidate, countReasons, type GateReasonCode } from "#domain/gate/index.ts";
 import { inputRoot, recomputedEventHash } from "#domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
@@ -103,7 +103,7 @@ export async function audit(
       report.staleVisible++;
       findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
     }
-    const judged = judgeCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
+    const judged = assessCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
     const gate = judged.report;
     // What the rules cannot decide goes to the judge when one is configured (CONTRACT §4b's limits).
     if (deps.judge && judged.undecided.length > 0) {

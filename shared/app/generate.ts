@@ -1,9 +1,9 @@
 import {
+  type Assessment,
+  assessCandidateText,
   compactReport,
   type GateContext,
   type GateReport,
-  type Judgement,
-  judgeCandidateText,
   type RefusedAttempts,
 } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
@@ -155,7 +155,7 @@ async function generateWithRepair(
   context: GateContext,
 ): Promise<{
   generation: Generation;
-  judged: Judgement;
+  judged: Assessment;
   attempts: RefusedAttempts;
   calls: ModelCallRecord[];
   repairFailure?: string;
@@ -168,10 +168,10 @@ async function generateWithRepair(
   const attempts: RefusedAttempts = [];
   const calls: ModelCallRecord[] = [];
   let repair: RepairRequest | undefined;
-  let refused: { generation: Generation; judged: Judgement } | undefined;
+  let refused: { generation: Generation; judged: Assessment } | undefined;
   for (let attempt = 1; ; attempt++) {
     let generation: Generation;
-    let judged: Judgement;
+    let judged: Assessment;
     try {
       generation = await askModel(deps, {
         snapshot,
@@ -208,8 +208,8 @@ async function judgeAttempt(
   generation: Generation,
   attempt: number,
   calls: ModelCallRecord[],
-): Promise<Judgement> {
-  const judged = judgeCandidateText(
+): Promise<Assessment> {
+  const judged = assessCandidateText(
     context,
     generation.answer,
     deps.budget === undefined ? {} : { budget: deps.budget },

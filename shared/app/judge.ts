@@ -1,8 +1,8 @@
 import {
+  type Assessment,
   type GateContext,
   type GateReason,
   type GateWarning,
-  type Judgement,
   reason,
   type UndecidedText,
 } from "#domain/gate/index.ts";
@@ -106,7 +106,7 @@ function eventsFor(context: GateContext, text: UndecidedText): SequencedEvent[] 
  */
 export async function judgeUndecided(
   context: GateContext,
-  judged: Judgement,
+  judged: Assessment,
   judge: JudgePort,
   signal: AbortSignal,
 ): Promise<{ reasons: GateReason[]; warnings: GateWarning[]; calls: ModelCallRecord[] }> {

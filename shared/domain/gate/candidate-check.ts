@@ -39,7 +39,7 @@ export class CandidateCheck {
   /** Open tasks kept by a pending item, and text sources restated by a text, and where. */
   readonly pendingKept = new Map<string, string>();
   readonly textCovered = new Map<string, string>();
-  /** Texts restating text-only sources, judged together per connected part after the claims. */
+  /** Texts restating text-only sources, checked together per connected part after the claims. */
   readonly restatements: Restatement[] = [];
   /** A claim's `text` restating its sources beside its `{text}` value, by the value's restatement. */
   readonly alternates = new Map<Restatement, Restatement>();

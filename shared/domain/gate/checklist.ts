@@ -10,7 +10,7 @@ export interface ChecklistEntry {
 
 /**
  * After a check has run: each must-preserve item with the part of the candidate that keeps it,
- * exactly as that check judged it (null when the item is not kept). Reviewers, recall's budget
+ * exactly as that check checked it (null when the item is not kept). Reviewers, recall's budget
  * order and the evaluation see the gate's own verdict, never a second notion of "kept".
  */
 export function checklistOf(check: CandidateCheck): ChecklistEntry[] {

@@ -12,7 +12,7 @@ import { recordRestatement } from "./restatement-check.ts";
  * assertions of the sources it names. Same (key, scope), other value: value-changed; same value,
  * other polarity: polarity-flipped. Asserted only by a valid input it does not name:
  * provenance-missing. Asserted by nobody: unsupported-claim, unless it restates free text (its
- * `{text}` value then joins the restatements, judged per connected part). Every claim it keeps
+ * `{text}` value then joins the restatements, checked per connected part). Every claim it keeps
  * exactly marks the must-preserve items it keeps.
  */
 export function checkClaim(check: CandidateCheck, claim: Claim, index: number): void {

@@ -37,7 +37,7 @@ export type { UndecidedText } from "./text-support-check.ts";
  * The gate's full answer on one candidate: the report and, from the same check, what it read: the
  * parsed candidate, what keeps each must-preserve item, and the texts a model judge should weigh.
  */
-export interface Judgement {
+export interface Assessment {
   report: GateReport;
   /** The candidate as the schema parsed it; null when it is not valid JSON or not of the schema. */
   output: ConsolidationOutput | null;
@@ -53,15 +53,15 @@ export function gateCandidateText(
   candidateText: string,
   options: GateOptions = {},
 ): GateReport {
-  return judgeCandidateText(context, candidateText, options).report;
+  return assessCandidateText(context, candidateText, options).report;
 }
 
 /** gateCandidateText, keeping the parsed candidate and its checklist for the caller (one check). */
-export function judgeCandidateText(
+export function assessCandidateText(
   context: GateContext,
   candidateText: string,
   options: GateOptions = {},
-): Judgement {
+): Assessment {
   const parsed = parseStrictJson(candidateText);
   if (!parsed.ok)
     return {
@@ -75,16 +75,16 @@ export function judgeCandidateText(
       checklist: null,
       undecided: [],
     };
-  return judgeCandidate(context, parsed.value, options);
+  return assessCandidate(context, parsed.value, options);
 }
 
 /** Runs the gate on a candidate already parsed from JSON (not yet checked against the schema). */
 export function gateCandidate(context: GateContext, raw: unknown, options: GateOptions = {}): GateReport {
-  return judgeCandidate(context, raw, options).report;
+  return assessCandidate(context, raw, options).report;
 }
 
 /** gateCandidate, keeping the parsed candidate, its checklist and the undecided texts (one check). */
-export function judgeCandidate(context: GateContext, raw: unknown, options: GateOptions = {}): Judgement {
+export function assessCandidate(context: GateContext, raw: unknown, options: GateOptions = {}): Assessment {
   const parsed = ConsolidationOutputSchema.safeParse(raw);
   if (!parsed.success) {
     const reasons = parsed.error.issues.map((issue) =>

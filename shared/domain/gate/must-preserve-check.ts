@@ -28,7 +28,7 @@ export function checkColdRefs(check: CandidateCheck): void {
 }
 
 /**
- * Judged after the claims and pending items recorded what keeps them: each assertion, open task,
+ * Checked after the claims and pending items recorded what keeps them: each assertion, open task,
  * text-only event, conflict and whole event is kept, or reported once with the code that says how
  * it was lost.
  */

@@ -5,7 +5,7 @@ import { recordRestatement } from "./restatement-check.ts";
 
 /**
  * Pending items (CONTRACT §3): each derives from open tasks, which it keeps; the text of a
- * text-only task joins the restatements, judged per connected part.
+ * text-only task joins the restatements, checked per connected part.
  */
 export function checkPending(check: CandidateCheck, item: PendingItem, index: number): void {
   const where = `pending[${index}]`;

@@ -7,8 +7,8 @@ import type { CandidateCheck } from "./candidate-check.ts";
 /**
  * Free-text restatements (CONTRACT §4b "Split and merged restatements"): the texts restating
  * text-only sources (claims' `{text}` values and their `text`, pending items' text) are recorded
- * while claims and pending items are checked, then judged per connected part of the graph of
- * sources and texts (a small union-find), so a split or a merge is judged as a whole.
+ * while claims and pending items are checked, then checked per connected part of the graph of
+ * sources and texts (a small union-find), so a split or a merge is checked as a whole.
  */
 
 /** A claim's `{text}` value or a pending item's text over the text-only sources it names. */
@@ -23,7 +23,7 @@ export interface Restatement {
 
 /**
  * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text);
- * restatements are judged together by `checkRestatementParts`, since honest models split one
+ * restatements are checked together by `checkRestatementParts`, since honest models split one
  * source into several texts and merge several sources into one.
  */
 export function recordRestatement(
