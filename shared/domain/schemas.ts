@@ -10,6 +10,15 @@ import { DECIMAL_PATTERN, isBoundedDecimal, MAX_EXPONENT, MAX_SIGNIFICANT_DIGITS
 const utf8 = new TextEncoder();
 
 /**
+ * One zod issue on one line, the field first (`claims.0.value.quantity: quantity must be a decimal
+ * string …`), as every refusal of bad input reads; `whole` names the value itself when the issue is
+ * about all of it. (z.prettifyError writes every issue on two lines, for a terminal.)
+ */
+export function describeIssue(issue: z.core.$ZodIssue, whole: string): string {
+  return `${issue.path.length > 0 ? issue.path.map(String).join(".") : whole}: ${issue.message}`;
+}
+
+/**
  * The path to the first string holding a lone UTF-16 surrogate, or null. Such text has no RFC 8785
  * form (it cannot be hashed) and no meaning; it is refused at the boundary with its field named.
  */

@@ -1,5 +1,5 @@
 import type { ConsolidationOutput, SequencedEvent, TrustPolicy } from "../schemas.ts";
-import { ConsolidationOutput as ConsolidationOutputSchema } from "../schemas.ts";
+import { ConsolidationOutput as ConsolidationOutputSchema, describeIssue } from "../schemas.ts";
 import { checkEventLog, selectInputs } from "../selector.ts";
 import { parseStrictJson } from "../strict-json.ts";
 import { checkBudget } from "./budget-check.ts";
@@ -88,13 +88,7 @@ export function assessCandidate(context: GateContext, raw: unknown, options: Gat
   const parsed = ConsolidationOutputSchema.safeParse(raw);
   if (!parsed.success) {
     const reasons = parsed.error.issues.map((issue) =>
-      reason(
-        "schema-invalid",
-        null,
-        null,
-        null,
-        `${issue.path.length > 0 ? issue.path.join(".") : "candidate"}: ${issue.message}`,
-      ),
+      reason("schema-invalid", null, null, null, describeIssue(issue, "candidate")),
     );
     return { report: report(context, reasons, null, options), output: null, checklist: null, undecided: [] };
   }
