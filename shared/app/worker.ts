@@ -1,6 +1,6 @@
 import type { GateReport } from "#domain/gate/index.ts";
 import { Snapshot } from "#domain/schemas.ts";
-import { describeIssues } from "#io/event-file.ts";
+import { describeIssues } from "#runtime/issues.ts";
 import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 import { GenerationFailedError } from "#ports/model.ts";
 import type { Stopwatch } from "#ports/time.ts";

@@ -10,11 +10,12 @@ import { budgetTokens } from "#domain/gate/index.ts";
 import { canonicalJson } from "#domain/hashing.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { parseEventLines } from "#io/event-file.ts";
-import { shownStatus } from "#ports/artifact-records.ts";
+import { shownStatus } from "#ports/store.ts";
+import { openEmbeddedRuntime } from "#runtime/embedded.ts";
+import { type Command, text } from "./command.ts";
 import type { Io } from "./output.ts";
 import { EXIT } from "./output.ts";
 import { packageRoot } from "./package-root.ts";
-import { openStores, pipelineDeps } from "./wiring.ts";
 
 const SUBJECT = "alex";
 const REVOKED = "alpha-1";
@@ -29,12 +30,12 @@ export async function demoCommand(
   io: Io,
 ): Promise<number> {
   const home = args.home ?? mkdtempSync(join(tmpdir(), "memgate-demo-"));
-  const stores = await openStores({ store: "embedded", home });
+  const runtime = await openEmbeddedRuntime({ store: "embedded", home, progress: () => {} });
   const say = (line: string) => {
     if (!args.json) io.out(line);
   };
   try {
-    const deps = pipelineDeps(stores, { progress: () => {} });
+    const { deps } = runtime;
     const facts: Record<string, unknown> = { home };
     const checks: string[] = [];
     const expect = (ok: boolean, what: string) => {
@@ -105,6 +106,14 @@ export async function demoCommand(
     if (args.json) io.out(JSON.stringify({ ...facts, ok: checks.length === 0, problems: checks }));
     return checks.length === 0 ? EXIT.ok : EXIT.rejected;
   } finally {
-    stores.close();
+    runtime.close();
   }
 }
+
+export const DEMO_COMMAND: Command = {
+  usage:
+    "memgate demo [--home DIR] [--json]\n\nThe embedded walk-through: ingest the bundled log, consolidate, recall, revoke, fall back, rebuild.",
+  options: { home: { type: "string" } },
+  run: (values, _positionals, io) =>
+    demoCommand({ json: values.json === true, home: text(values, "home") }, io),
+};

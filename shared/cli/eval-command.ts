@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { evaluate } from "#eval/evaluate.ts";
 import { parseDataset, parseGold } from "#io/eval-files.ts";
 import { readUserText } from "#io/read-text.ts";
+import { checkModelName, openEmbeddedRuntime } from "#runtime/embedded.ts";
+import { type Command, text } from "./command.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
-import { checkModelName, openStores, pipelineDeps } from "./wiring.ts";
 
 export const EVAL_USAGE = `memgate eval --dataset FILE.jsonl [--gold FILE.jsonl] [--sample N] [--seed S] [--model NAME] [--json]
 
@@ -40,9 +41,14 @@ export async function evalCommand(
   const dataset = parseDataset(await readUserText(args.dataset, "dataset file"), args.dataset);
   const gold = args.gold ? parseGold(await readUserText(args.gold, "gold file"), args.gold) : null;
   const home = mkdtempSync(join(tmpdir(), "memgate-eval-"));
-  const stores = await openStores({ store: "embedded", home });
+  const runtime = await openEmbeddedRuntime({
+    store: "embedded",
+    home,
+    model: args.model,
+    progress: () => {},
+  });
   try {
-    const deps = pipelineDeps(stores, { model: args.model, progress: () => {} });
+    const { deps } = runtime;
     await deps.settings.updateSettings({ publishMode: "shadow" });
     const report = await evaluate(deps, dataset, gold, {
       ...(sample === undefined ? {} : { sample }),
@@ -65,7 +71,30 @@ export async function evalCommand(
     );
     return (report.falseNewFactRate ?? 0) > 0 || report.staleVisible > 0 ? EXIT.rejected : EXIT.ok;
   } finally {
-    stores.close();
+    runtime.close();
     rmSync(home, { recursive: true, force: true });
   }
 }
+
+export const EVAL_COMMAND: Command = {
+  usage: EVAL_USAGE,
+  options: {
+    dataset: { type: "string" },
+    gold: { type: "string" },
+    sample: { type: "string" },
+    seed: { type: "string" },
+    model: { type: "string" },
+  },
+  run: (values, _positionals, io) =>
+    evalCommand(
+      {
+        dataset: text(values, "dataset"),
+        gold: text(values, "gold"),
+        sample: text(values, "sample"),
+        seed: text(values, "seed"),
+        model: text(values, "model"),
+        json: values.json === true,
+      },
+      io,
+    ),
+};

@@ -2,8 +2,10 @@ import type { GateReport } from "#domain/gate/index.ts";
 import { gateEventLog } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { EventLogError } from "#domain/selector.ts";
-import { InputError, parseEventLines, parsePolicy } from "#io/event-file.ts";
+import { parseEventLines, parsePolicy } from "#io/event-file.ts";
 import { readUserText } from "#io/read-text.ts";
+import { InputError } from "#ports/errors.ts";
+import { type Command, text } from "./command.ts";
 import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 
@@ -51,6 +53,27 @@ export async function gateCommand(args: GateArgs, io: Io): Promise<number> {
   io.out(args.json ? JSON.stringify(report) : formatGateReport(report));
   return report.verdict === "pass" ? EXIT.ok : EXIT.rejected;
 }
+
+export const GATE_COMMAND: Command = {
+  usage: GATE_USAGE,
+  options: {
+    events: { type: "string" },
+    candidate: { type: "string" },
+    policy: { type: "string" },
+    budget: { type: "string" },
+  },
+  run: (values, _positionals, io) =>
+    gateCommand(
+      {
+        events: text(values, "events"),
+        candidate: text(values, "candidate"),
+        policy: text(values, "policy"),
+        budget: text(values, "budget"),
+        json: values.json === true,
+      },
+      io,
+    ),
+};
 
 /** The human report: the verdict, then one line per reason, then what was checked. */
 export function formatGateReport(report: GateReport): string {

@@ -1,13 +1,20 @@
 import { parseArgs } from "node:util";
 import { MODELS } from "#adapters/models/models.ts";
-import { InputError } from "#io/event-file.ts";
 import { env } from "#runtime/config.ts";
-import { demoCommand } from "./demo-command.ts";
-import { EVAL_USAGE, evalCommand } from "./eval-command.ts";
-import { GATE_USAGE, gateCommand } from "./gate-command.ts";
+import { classifyError, type ErrorKind } from "#runtime/errors.ts";
+import { ARTIFACT_COMMANDS } from "./artifact-commands.ts";
+import { AUDIT_COMMAND } from "./audit-command.ts";
+import type { Command, Values } from "./command.ts";
+import { CONSOLIDATION_COMMANDS } from "./consolidation-commands.ts";
+import { DEMO_COMMAND } from "./demo-command.ts";
+import { EVAL_COMMAND } from "./eval-command.ts";
+import { EVENT_COMMANDS } from "./event-commands.ts";
+import { GATE_COMMAND } from "./gate-command.ts";
 import type { Io } from "./output.ts";
 import { EXIT, MEMGATE_VERSION, processIo, UsageError } from "./output.ts";
-import { STORE_COMMANDS } from "./store-commands.ts";
+import { RECALL_COMMAND } from "./recall-command.ts";
+import { SERVER_COMMANDS } from "./server-commands.ts";
+import { SETTINGS_COMMANDS } from "./settings-commands.ts";
 
 const USAGE = `memgate: consolidates agent memory into summaries that cannot silently change meaning
 
@@ -46,63 +53,18 @@ Run "memgate <command> --help" for a command's options. Every command takes --js
 Exit codes: 0 ok, 1 gate rejected, 2 bad usage or input, 3 store or engine failed (safe to retry),
 4 publish refused, 5 generation failed. MEMGATE_DEBUG=1 prints the stack of an unexpected error.`;
 
-interface Command {
-  usage: string;
-  options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
-  run(values: Record<string, string | boolean | undefined>, positionals: string[], io: Io): Promise<number>;
-}
-
+/** Every command, by the group its file holds. */
 const COMMANDS: Record<string, Command> = {
-  ...STORE_COMMANDS,
-  gate: {
-    usage: GATE_USAGE,
-    options: {
-      events: { type: "string" },
-      candidate: { type: "string" },
-      policy: { type: "string" },
-      budget: { type: "string" },
-    },
-    run: (values, _positionals, io) =>
-      gateCommand(
-        {
-          events: values.events as string | undefined,
-          candidate: values.candidate as string | undefined,
-          policy: values.policy as string | undefined,
-          budget: values.budget as string | undefined,
-          json: values.json === true,
-        },
-        io,
-      ),
-  },
-  eval: {
-    usage: EVAL_USAGE,
-    options: {
-      dataset: { type: "string" },
-      gold: { type: "string" },
-      sample: { type: "string" },
-      seed: { type: "string" },
-      model: { type: "string" },
-    },
-    run: (values, _positionals, io) =>
-      evalCommand(
-        {
-          dataset: values.dataset as string | undefined,
-          gold: values.gold as string | undefined,
-          sample: values.sample as string | undefined,
-          seed: values.seed as string | undefined,
-          model: values.model as string | undefined,
-          json: values.json === true,
-        },
-        io,
-      ),
-  },
-  demo: {
-    usage:
-      "memgate demo [--home DIR] [--json]\n\nThe embedded walk-through: ingest the bundled log, consolidate, recall, revoke, fall back, rebuild.",
-    options: { home: { type: "string" } },
-    run: (values, _positionals, io) =>
-      demoCommand({ json: values.json === true, home: values.home as string | undefined }, io),
-  },
+  gate: GATE_COMMAND,
+  ...EVENT_COMMANDS,
+  ...CONSOLIDATION_COMMANDS,
+  recall: RECALL_COMMAND,
+  ...ARTIFACT_COMMANDS,
+  ...SETTINGS_COMMANDS,
+  ...SERVER_COMMANDS,
+  audit: AUDIT_COMMAND,
+  eval: EVAL_COMMAND,
+  demo: DEMO_COMMAND,
 };
 
 /** What each flag takes and does, one line each, for `memgate <command> --help`. */
@@ -162,12 +124,53 @@ function commandHelp(command: Command): string {
   return `${command.usage}\n\nOptions:\n${lines.join("\n")}${models}`;
 }
 
+/** Exit codes of CONTRACT §5 by what went wrong (1, the gate's refusal, is never an error). */
+const EXIT_CODES: Record<ErrorKind, number> = {
+  "bad-input": EXIT.badInput,
+  "not-found": EXIT.badInput,
+  "write-once-conflict": EXIT.badInput,
+  "publish-refused": EXIT.publishRefused,
+  "generation-failed": EXIT.generationFailed,
+  contention: EXIT.engineFailed,
+  throttled: EXIT.engineFailed,
+  unavailable: EXIT.engineFailed,
+  unexpected: EXIT.engineFailed,
+};
+
 /** One line for an unexpected failure: its kind and message, and how to see more. */
 function describeFailure(error: unknown): string {
   const kind = error instanceof Error ? error.name : "error";
   const message = error instanceof Error ? error.message : String(error);
   const line = message.split("\n")[0] ?? "";
   return `${kind}: ${line.length > 300 ? `${line.slice(0, 300)}…` : line} (the store or an engine failed; safe to retry${env.MEMGATE_DEBUG === "1" ? "" : "; MEMGATE_DEBUG=1 shows the stack"})`;
+}
+
+/** The error's one line on stderr (with the usage line for a usage mistake); its exit code. */
+function reportError(name: string, command: Command, error: unknown, io: Io): number {
+  const { kind, message } = classifyError(error);
+  switch (kind) {
+    case "bad-input":
+    case "not-found":
+    case "write-once-conflict":
+      io.err(
+        error instanceof UsageError
+          ? `memgate ${name}: ${message}\nusage: ${command.usage.split("\n")[0]}`
+          : `memgate ${name}: ${message}`,
+      );
+      break;
+    case "publish-refused":
+    case "contention":
+      io.err(`memgate: ${message}`);
+      break;
+    case "generation-failed":
+      io.err(`memgate: generation failed: ${message}`);
+      break;
+    default:
+      // The store, an engine or a defect: one line, exit 3 (1 is the gate's).
+      io.err(`memgate ${name}: ${describeFailure(error)}`);
+      if (env.MEMGATE_DEBUG === "1" && error instanceof Error && error.stack) io.err(error.stack);
+  }
+  return EXIT_CODES[kind];
 }
 
 /** Runs one memgate command line; returns the exit code. Never throws for user mistakes. */
@@ -186,7 +189,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     io.err(`memgate: unknown command "${name}"; run "memgate --help" for the list`);
     return EXIT.badInput;
   }
-  let values: Record<string, string | boolean | undefined>;
+  let values: Values;
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -208,17 +211,6 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   try {
     return await command.run(values, positionals, io);
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`memgate ${name}: ${error.message}\nusage: ${command.usage.split("\n")[0]}`);
-      return EXIT.badInput;
-    }
-    if (error instanceof InputError) {
-      io.err(`memgate ${name}: ${error.message}`);
-      return EXIT.badInput;
-    }
-    // Anything else is the store, an engine or a defect: one line, exit 3 (1 is the gate's).
-    io.err(`memgate ${name}: ${describeFailure(error)}`);
-    if (env.MEMGATE_DEBUG === "1" && error instanceof Error && error.stack) io.err(error.stack);
-    return EXIT.engineFailed;
+    return reportError(name, command, error, io);
   }
 }

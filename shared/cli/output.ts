@@ -1,3 +1,5 @@
+import { InputError } from "#ports/errors.ts";
+
 /** The version `memgate --version` prints and the MCP server announces. */
 export const MEMGATE_VERSION = "0.1.0";
 
@@ -23,8 +25,8 @@ export const processIo: Io = {
   err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
 };
 
-/** A usage mistake: exit 2 with the command's usage line. */
-export class UsageError extends Error {
+/** A usage mistake: bad input (exit 2) shown with the command's usage line. */
+export class UsageError extends InputError {
   constructor(message: string) {
     super(message);
     this.name = "UsageError";

@@ -1,4 +1,5 @@
-import { z } from "zod";
+import { z } from "@hono/zod-openapi";
+import type { Manifest } from "#domain/schemas.ts";
 import {
   ConsolidationOutputObject,
   EventId,
@@ -7,10 +8,8 @@ import {
   Snapshot,
   TrustPolicy,
 } from "#domain/schemas.ts";
-
-/** CONTRACT §6's limits on one request. */
-export const MAX_EVENTS_PER_REQUEST = 1000;
-export const MAX_REQUEST_BYTES = 5 * 1024 * 1024;
+import type { ArtifactStatus, ArtifactRecord as StoredRecord } from "#ports/store.ts";
+import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
 
 /** Request bodies the router parses (and documents) with these very schemas. */
 export const SettingsPatch = z
@@ -103,8 +102,14 @@ const ArtifactRecord = z.object({
   createdAt: z.string(),
 });
 
+const Queued = z.object({ snapshot: Snapshot });
+const ArtifactList = z.object({ artifacts: z.array(ArtifactRecord) });
+const Artifact = z.object({ record: ArtifactRecord, manifest: z.object({}).loose(), body: Output });
+const Settings = SettingsPatch;
+const AnyObject = z.object({}).loose();
+
 /** Every schema the OpenAPI document names, generated from the zod schemas (never hand-written). */
-const SCHEMAS: Record<string, z.ZodType> = {
+const SCHEMAS = {
   Problem,
   MemoryEvent: MemoryEventObject,
   EventBatch: z.object({ events: z.array(MemoryEventObject).min(1).max(MAX_EVENTS_PER_REQUEST) }),
@@ -114,16 +119,21 @@ const SCHEMAS: Record<string, z.ZodType> = {
   Recall,
   Snapshot,
   ExpectedAlias,
-  Queued: z.object({ snapshot: Snapshot }),
-  ArtifactList: z.object({ artifacts: z.array(ArtifactRecord) }),
-  Artifact: z.object({ record: ArtifactRecord, manifest: z.object({}).loose(), body: Output }),
+  Queued,
+  ArtifactList,
+  Artifact,
   TrustPolicy,
-  Settings: SettingsPatch,
-  AnyObject: z.object({}).loose(),
-};
+  Settings,
+  AnyObject,
+} satisfies Record<string, z.ZodType>;
 
 type JsonSchema = Record<string, unknown>;
+type SchemaName = keyof typeof SCHEMAS & string;
 
+/**
+ * The document's schemas, generated from the zod schemas with zod 4's `toJSONSchema` (the very
+ * schemas the handlers parse with), so the document cannot drift from what is enforced.
+ */
 export const API_COMPONENTS: Record<string, JsonSchema> = Object.fromEntries(
   Object.entries(SCHEMAS).map(([name, schema]) => {
     const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, {
@@ -135,8 +145,46 @@ export const API_COMPONENTS: Record<string, JsonSchema> = Object.fromEntries(
   }),
 );
 
-/** A reference to one of the named schemas. */
-export function ref(name: keyof typeof SCHEMAS & string): { $ref: string } {
+/** A reference to one of the named schemas: how request bodies are documented (handlers parse them). */
+export function ref(name: SchemaName): { $ref: string } {
   if (!(name in SCHEMAS)) throw new Error(`no API schema named ${name}`);
   return { $ref: `#/components/schemas/${name}` };
 }
+
+/**
+ * A named schema as an answer's schema: it types the handler's `c.json(…)` and the document refers
+ * to it by name. The route generator is told its type only (it cannot describe refinements); the
+ * document's components are API_COMPONENTS, generated above from the same schema.
+ */
+function answer<T extends z.ZodType>(name: SchemaName, schema: T): T {
+  return schema.openapi(name, { type: "object" });
+}
+
+/** A record as listings show it: the contract's status (STALE when marked), its lifecycle beside it. */
+export type ListedRecord = Omit<StoredRecord, "status"> & {
+  status: ArtifactStatus | "STALE";
+  lifecycle: ArtifactStatus;
+};
+
+/**
+ * An answer typed by what the store serves, where TypeScript cannot hold it against the documented
+ * schema: a record's gate report is open-ended, and an artifact's body is whatever was written (a
+ * REJECTED one's may not fit the output schema at all).
+ */
+function served<T>(name: SchemaName): z.ZodType<T> {
+  return z.custom<T>().openapi(name, { type: "object" });
+}
+
+/** The answers the routes declare, typed. */
+export const Answers = {
+  Problem: answer("Problem", Problem),
+  AppendResult: answer("AppendResult", AppendResult),
+  Clock: answer("Clock", Clock),
+  Recall: answer("Recall", Recall),
+  Queued: answer("Queued", Queued),
+  ArtifactList: served<{ artifacts: ListedRecord[] }>("ArtifactList"),
+  Artifact: served<{ record: ListedRecord; manifest: Manifest; body: unknown }>("Artifact"),
+  TrustPolicy: answer("TrustPolicy", TrustPolicy),
+  Settings: answer("Settings", Settings),
+  AnyObject: answer("AnyObject", AnyObject),
+};

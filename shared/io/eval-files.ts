@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { MemoryEvent, Subject } from "#domain/schemas.ts";
 import type { GoldFact } from "#eval/synthetic.ts";
-import { describeIssues, InputError } from "./event-file.ts";
+import { InputError } from "#ports/errors.ts";
+import { describeIssues, firstIssue } from "#runtime/issues.ts";
 
 const GoldLine = z
   .object({
@@ -41,7 +42,9 @@ export function parseDataset(text: string, name: string): Map<string, MemoryEven
     const { subject, ...event } = (raw ?? {}) as { subject?: unknown };
     const parsedSubject = Subject.safeParse(subject);
     if (!parsedSubject.success)
-      throw new InputError(`${name}:${number}: subject: ${parsedSubject.error.issues[0]?.message}`);
+      throw new InputError(
+        `${name}:${number}: subject: ${firstIssue(parsedSubject.error, "subject").message}`,
+      );
     const parsed = MemoryEvent.safeParse(event);
     if (!parsed.success) throw new InputError(`${name}:${number}: ${describeIssues(parsed.error)}`);
     const { sequence: _sequence, ...clean } = parsed.data;

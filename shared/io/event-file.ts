@@ -1,24 +1,8 @@
 import { z } from "zod";
 import type { SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
 import { MemoryEvent, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
-
-/** Bad input from a user's file or request: exit 2, nothing written. Says where and what to fix. */
-export class InputError extends Error {
-  /** The field or argument at fault, when one is (the HTTP API names it in its 400). */
-  readonly field: string | undefined;
-  constructor(message: string, options?: { cause?: unknown; field?: string }) {
-    super(message, options);
-    this.name = "InputError";
-    this.field = options?.field;
-  }
-}
-
-/** Formats zod issues as "field: message" pairs on one line. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(value)"}: ${issue.message}`)
-    .join("; ");
-}
+import { InputError } from "#ports/errors.ts";
+import { describeIssues } from "#runtime/issues.ts";
 
 /**
  * Parses JSON Lines of MemoryEvents. A missing sequence defaults to the line number (1-based), as

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { InputError } from "./event-file.ts";
+import { InputError } from "#ports/errors.ts";
 
 /**
  * Reads a file a user named (or standard input for "-") as UTF-8 text, without a leading byte

@@ -13,8 +13,10 @@ import { RecallQuery } from "#app/recall-options.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { EventId, MemoryEvent, MemoryEventObject, Subject } from "#domain/schemas.ts";
-import { MAX_EVENTS_PER_REQUEST } from "#http/components.ts";
-import { fieldPath, problemOf } from "#http/problems.ts";
+import { InputError } from "#ports/errors.ts";
+import { classifyError } from "#runtime/errors.ts";
+import { firstIssue } from "#runtime/issues.ts";
+import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
 
 export interface McpOptions {
   deps: Deps;
@@ -56,7 +58,9 @@ export function createMcpServer(options: McpOptions): Server {
   const subjectOf = (given: string | undefined): string => {
     const subject = given ?? options.defaultSubject;
     if (subject === undefined)
-      throw new ToolInputError("subject", "name the subject (or start memgate mcp with --subject)");
+      throw new InputError("subject: name the subject (or start memgate mcp with --subject)", {
+        field: "subject",
+      });
     return subject;
   };
 
@@ -163,8 +167,8 @@ export function createMcpServer(options: McpOptions): Server {
       return toolError("name", `no tool "${request.params.name}"; tools: ${Object.keys(tools).join(", ")}`);
     const parsed = definition.input.safeParse(request.params.arguments ?? {});
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return toolError(fieldPath(issue?.path ?? []) || "arguments", issue?.message ?? "invalid");
+      const { field, message } = firstIssue(parsed.error, "arguments");
+      return toolError(field, message);
     }
     try {
       const result = await definition.call(parsed.data);
@@ -173,24 +177,13 @@ export function createMcpServer(options: McpOptions): Server {
         structuredContent: result as Record<string, unknown>,
       };
     } catch (error) {
-      if (error instanceof ToolInputError) return toolError(error.field, error.message);
-      const problem = problemOf(error);
-      if (problem.status === 500) process.stderr.write(`memgate mcp: unexpected error: ${String(error)}\n`);
-      return toolError(problem.field ?? problem.code, problem.message);
+      // The same classification as the command line's exit codes and the HTTP API's statuses.
+      const { kind, code, message, field } = classifyError(error);
+      if (kind === "unexpected") process.stderr.write(`memgate mcp: unexpected error: ${String(error)}\n`);
+      return toolError(field ?? code, message);
     }
   });
   return server;
-}
-
-/** A bad argument found after parsing (no subject given and no default). */
-class ToolInputError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ToolInputError";
-  }
 }
 
 function tool<T>(definition: Tool<T>): Tool<never> {

@@ -5,6 +5,21 @@ import { AppendProblem, EventConflictProblem } from "#domain/append-plan.ts";
  * Adapters translate engine errors (ConditionalCheckFailed, SQLITE_CONSTRAINT, 412) into these.
  */
 
+/**
+ * Bad input from a user's file, flag or request: nothing was written. Says where and what to fix;
+ * `field` names the field or argument at fault when one is (the HTTP API's 400 and the MCP tool
+ * error name it). Raised by the use cases as well as by the entry points, so it lives with the
+ * other errors every layer shares, not in the file parsers.
+ */
+export class InputError extends Error {
+  readonly field: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; field?: string }) {
+    super(message, options);
+    this.name = "InputError";
+    this.field = options?.field;
+  }
+}
+
 /** An event id re-sent with different content. Nothing of the batch was written. */
 export class EventConflictError extends Error {
   constructor(

@@ -1,40 +1,40 @@
 import { z } from "zod";
+import { describeIssues } from "./issues.ts";
+import { ENV } from "./settings.ts";
 
 /**
- * Settings from the environment, parsed once at load: a bad value fails at start with the variable
- * named, and `process.env` is read nowhere else.
+ * The settings of the processes a user starts (the command line, `memgate serve`, `memgate mcp`),
+ * from the environment, parsed once at load: a bad value fails at start with the variable named,
+ * and `process.env` is read nowhere else. (The Lambdas parse theirs in their composition root.)
  */
 const Environment = z.object({
-  MEMGATE_HOME: z.string().min(1).optional(),
-  MEMGATE_FAILPOINTS: z.string().optional(),
-  MEMGATE_TABLE: z.string().min(1).optional(),
-  MEMGATE_BUCKET: z.string().min(1).optional(),
-  MEMGATE_QUEUE_URL: z.string().min(1).optional(),
-  MEMGATE_GENERATION_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  [ENV.home]: z.string().min(1).optional(),
+  [ENV.failpoints]: z.string().optional(),
+  [ENV.table]: z.string().min(1).optional(),
+  [ENV.bucket]: z.string().min(1).optional(),
+  [ENV.queueUrl]: z.string().min(1).optional(),
+  [ENV.generationTimeoutMs]: z.coerce.number().int().positive().optional(),
   /** The bearer token `memgate serve` requires when --token is not given. */
-  MEMGATE_TOKEN: z.string().min(1).optional(),
+  [ENV.token]: z.string().min(1).optional(),
   /** A model's context window in tokens: prompts and segments are sized to fit it. */
-  MEMGATE_CONTEXT_TOKENS: z.coerce.number().int().min(1024).optional(),
+  [ENV.contextTokens]: z.coerce.number().int().min(1024).optional(),
   /** The most tokens a model may write in one answer. */
-  MEMGATE_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).optional(),
+  [ENV.maxOutputTokens]: z.coerce.number().int().min(256).optional(),
   /** Attempts per generation, the first included, when the gate refuses a language model's answer. */
-  MEMGATE_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).optional(),
+  [ENV.repairAttempts]: z.coerce.number().int().min(1).max(10).optional(),
   /** A language model (openai:MODEL, bedrock:MODEL_ID, replay:DIR) asked about texts the gate cannot decide. */
-  MEMGATE_JUDGE: z.string().min(1).optional(),
+  [ENV.judge]: z.string().min(1).optional(),
   /** OpenAI-compatible endpoint and key, read as the official SDK reads them. */
-  OPENAI_BASE_URL: z.string().url().optional(),
-  OPENAI_API_KEY: z.string().min(1).optional(),
+  [ENV.openAiBaseUrl]: z.string().url().optional(),
+  [ENV.openAiApiKey]: z.string().min(1).optional(),
   /** "1" prints the stack of an unexpected error. */
-  MEMGATE_DEBUG: z.string().optional(),
+  [ENV.debug]: z.string().optional(),
 });
 
 // An empty variable is an unset one (`OPENAI_API_KEY= memgate …`), as shells and CI write it.
 const parsed = Environment.safeParse(
   Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== "")),
 );
-if (!parsed.success) {
-  const problem = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-  throw new Error(`memgate: bad environment setting (${problem})`);
-}
+if (!parsed.success) throw new Error(`memgate: bad environment setting (${describeIssues(parsed.error)})`);
 
 export const env = parsed.data;

@@ -14,14 +14,20 @@ export interface AwsStoresConfig {
 }
 
 /**
- * The AWS composition root: the tenant's DynamoDB table, S3 bucket and SQS queue behind the
- * storage ports. Endpoints, region and credentials come from the standard SDK settings
- * (AWS_ENDPOINT_URL_DYNAMODB, _S3, _SQS for local engines). Imports nothing of the embedded store.
+ * The AWS stores: the tenant's DynamoDB table, S3 bucket and SQS queue behind the storage ports,
+ * for both runtimes that use them (the Lambdas, and the command line with `--store aws`).
+ * Endpoints, region and credentials come from the standard SDK settings (AWS_ENDPOINT_URL_DYNAMODB,
+ * _S3, _SQS for local engines); `instrument` wraps each client (the Lambdas' X-Ray tracer).
+ * Imports nothing of the embedded store.
  */
-export function composeAwsStores(config: AwsStoresConfig): Stores {
-  const dynamo = new DynamoDBClient({});
-  const s3 = new S3Client({ forcePathStyle: true });
-  const sqs = new SQSClient({});
+export function composeAwsStores(
+  config: AwsStoresConfig,
+  options: { instrument?: <T extends object>(client: T) => T } = {},
+): Stores {
+  const instrument = options.instrument ?? (<T extends object>(client: T) => client);
+  const dynamo = instrument(new DynamoDBClient({}));
+  const s3 = instrument(new S3Client({ forcePathStyle: true }));
+  const sqs = instrument(new SQSClient({}));
   const store = new DynamoStore(dynamo, config.table);
   return {
     events: store,

@@ -1,14 +1,10 @@
-import { randomUUID } from "node:crypto";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { S3Client } from "@aws-sdk/client-s3";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
-import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import {
   METRIC_NAMESPACE,
@@ -16,29 +12,30 @@ import {
   type MetricName,
   SERVICE_NAME,
 } from "#observability/metric-names.ts";
-import { judgeNamed, modelNamed, modelOptionsFromEnv } from "../models/models.ts";
-import { DynamoStore } from "./dynamo-store.ts";
-import { S3ArtifactStore } from "./s3-artifacts.ts";
+import { composeDeps } from "#runtime/compose.ts";
+import { describeIssues } from "#runtime/issues.ts";
+import { ENV } from "#runtime/settings.ts";
+import { modelOptionsFromEnv } from "../models/models.ts";
+import { composeAwsStores } from "./compose.ts";
 import { secretKey } from "./secret-key.ts";
-import { SqsSnapshotQueue } from "./sqs-queue.ts";
 
 /**
- * Every Lambda's settings, from its environment (the CDK stack sets them), parsed once at cold
- * start: a missing or bad one fails the cold start with one line naming it.
+ * Every Lambda's settings, from its environment (the CDK stack sets them by the same names),
+ * parsed once at cold start: a missing or bad one fails the cold start with one line naming it.
  */
 export const LambdaConfig = z.object({
-  MEMGATE_TENANT: z.string().min(1),
-  MEMGATE_TABLE: z.string().min(1),
-  MEMGATE_BUCKET: z.string().min(1),
-  MEMGATE_QUEUE_URL: z.string().min(1),
-  MEMGATE_MODEL: z.string().min(1).default(DETERMINISTIC_MODEL),
-  MEMGATE_PROMPT: z.string().min(1).default(DEFAULT_PROMPT_VERSION),
-  MEMGATE_GENERATION_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
-  MEMGATE_BUDGET_TOKENS: z.coerce.number().int().positive().optional(),
-  MEMGATE_REPAIR_ATTEMPTS: z.coerce.number().int().min(1).max(10).optional(),
-  MEMGATE_JUDGE: z.string().min(1).optional(),
+  [ENV.tenant]: z.string().min(1),
+  [ENV.table]: z.string().min(1),
+  [ENV.bucket]: z.string().min(1),
+  [ENV.queueUrl]: z.string().min(1),
+  [ENV.model]: z.string().min(1).default(DETERMINISTIC_MODEL),
+  [ENV.prompt]: z.string().min(1).default(DEFAULT_PROMPT_VERSION),
+  [ENV.generationTimeoutMs]: z.coerce.number().int().positive().default(60_000),
+  [ENV.budgetTokens]: z.coerce.number().int().positive().optional(),
+  [ENV.repairAttempts]: z.coerce.number().int().min(1).max(10).optional(),
+  [ENV.judge]: z.string().min(1).optional(),
   /** A Secrets Manager secret holding the OpenAI-compatible endpoint's key (never the key itself). */
-  MEMGATE_OPENAI_KEY_SECRET: z.string().min(1).optional(),
+  [ENV.openAiKeySecret]: z.string().min(1).optional(),
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 
@@ -52,9 +49,10 @@ export class LambdaConfigError extends Error {
 export function parseLambdaConfig(environment: Record<string, string | undefined>): LambdaConfig {
   const parsed = LambdaConfig.safeParse(environment);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .map((issue) => `${issue.path.join(".")} (${issue.message})`)
-    .join(", ");
+  const problems = describeIssues(parsed.error, {
+    each: (field, message) => `${field} (${message})`,
+    separator: ", ",
+  });
   throw new LambdaConfigError(
     `memgate: bad Lambda configuration: set ${problems} in the function's environment`,
   );
@@ -84,37 +82,31 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
     serviceName: SERVICE_NAME,
     defaultDimensions: { [MetricDimensions.tenant]: config.MEMGATE_TENANT },
   });
-  const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({}));
-  const s3 = tracer.captureAWSv3Client(new S3Client({ forcePathStyle: true }));
-  const sqs = tracer.captureAWSv3Client(new SQSClient({}));
-  const store = new DynamoStore(dynamo, config.MEMGATE_TABLE);
   const instrument = <T extends object>(client: T): T => tracer.captureAWSv3Client(client);
-  const models = {
-    ...modelOptionsFromEnv(),
-    instrument,
-    ...(config.MEMGATE_OPENAI_KEY_SECRET
-      ? { openAiApiKey: secretKey(config.MEMGATE_OPENAI_KEY_SECRET, { instrument }) }
-      : {}),
-  };
-  const deps: Deps = {
-    events: store,
-    alias: store,
-    artifacts: new S3ArtifactStore(s3, config.MEMGATE_BUCKET, store),
-    queue: new SqsSnapshotQueue(sqs, config.MEMGATE_QUEUE_URL),
-    settings: store,
-    model: modelNamed(config.MEMGATE_MODEL, models),
-    prompt: loadPrompt(config.MEMGATE_PROMPT),
-    now: () => new Date(),
-    newId: () => randomUUID().slice(0, 8),
-    failpoints: NO_FAILPOINTS,
-    generationTimeoutMs: config.MEMGATE_GENERATION_TIMEOUT_MS,
-    ...(config.MEMGATE_BUDGET_TOKENS === undefined ? {} : { budget: config.MEMGATE_BUDGET_TOKENS }),
-    ...(config.MEMGATE_REPAIR_ATTEMPTS === undefined
-      ? {}
-      : { repairAttempts: config.MEMGATE_REPAIR_ATTEMPTS }),
-    ...(config.MEMGATE_JUDGE === undefined ? {} : { judge: judgeNamed(config.MEMGATE_JUDGE, models) }),
-    progress: (line) => logger.debug(line),
-  };
+  const stores = composeAwsStores(
+    { table: config.MEMGATE_TABLE, bucket: config.MEMGATE_BUCKET, queueUrl: config.MEMGATE_QUEUE_URL },
+    { instrument },
+  );
+  const deps = composeDeps(
+    stores,
+    {
+      model: config.MEMGATE_MODEL,
+      prompt: config.MEMGATE_PROMPT,
+      generationTimeoutMs: config.MEMGATE_GENERATION_TIMEOUT_MS,
+      budget: config.MEMGATE_BUDGET_TOKENS,
+      repairAttempts: config.MEMGATE_REPAIR_ATTEMPTS,
+      judge: config.MEMGATE_JUDGE,
+      failpoints: NO_FAILPOINTS,
+      progress: (line) => logger.debug(line),
+    },
+    {
+      ...modelOptionsFromEnv(),
+      instrument,
+      ...(config.MEMGATE_OPENAI_KEY_SECRET
+        ? { openAiApiKey: secretKey(config.MEMGATE_OPENAI_KEY_SECRET, { instrument }) }
+        : {}),
+    },
+  );
   return {
     config,
     deps,

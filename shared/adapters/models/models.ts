@@ -6,6 +6,13 @@ import type { ConsolidationOutput } from "#domain/schemas.ts";
 import type { JudgePort } from "#ports/judge.ts";
 import type { Generation, LanguageModel, ModelPort, ModelRequest } from "#ports/model.ts";
 import { env } from "#runtime/config.ts";
+import {
+  isSegmented,
+  type LanguageModelName,
+  MODEL_NAME_FORMS,
+  ModelNameError,
+  parseLanguageModelName,
+} from "#runtime/settings.ts";
 import { bedrockModel } from "./bedrock.ts";
 import { openAiModel } from "./openai.ts";
 import { recordingModel, replayModel } from "./replay.ts";
@@ -131,82 +138,65 @@ export function modelOptionsFromEnv(): ModelOptions {
   };
 }
 
-const MODEL_NAMES =
-  "deterministic-v1, openai:MODEL, bedrock:MODEL_ID, segmented:INNER, replay:DIR, record:DIR:INNER";
-
 /**
  * A generator by its name (CONTRACT §5): the deterministic consolidator and the test doubles by
  * their names; `openai:MODEL`, `bedrock:MODEL_ID` and `replay:DIR` as one prompt with every input;
- * `segmented:INNER` as segments; `record:DIR:INNER` keeps every answer of INNER in DIR.
+ * `segmented:INNER` as segments; `record:DIR:INNER` keeps every answer of INNER in DIR. The
+ * grammar is the runtime settings' (the tenant stack checks a tenant's model with it).
  */
 export function modelNamed(name: string, options: ModelOptions = modelOptionsFromEnv()): ModelPort {
   const double = MODELS[name];
   if (double) return double;
-  const { segmented, model } = languageModel(name, options);
-  return segmented
+  const parsed = languageModelName(name);
+  const model = languageModel(parsed, options);
+  return isSegmented(parsed)
     ? segmentedGenerator(model, options.settings)
     : onePromptGenerator(model, options.settings);
 }
 
 /** The judge a model name gives (MEMGATE_JUDGE): one language model, never segmented or a double. */
 export function judgeNamed(name: string, options: ModelOptions = modelOptionsFromEnv()): JudgePort {
-  const { segmented, model } = languageModel(name, options);
-  if (segmented)
-    throw new Error(`"${name}": a judge is one model (openai:, bedrock:, replay:, record:), not segmented`);
-  return modelJudge(model, options.settings);
+  const parsed = languageModelName(name);
+  if (isSegmented(parsed))
+    throw new ModelNameError(
+      `"${name}": a judge is one model (openai:, bedrock:, replay:, record:), not segmented`,
+    );
+  return modelJudge(languageModel(parsed, options), options.settings);
 }
 
-function languageModel(name: string, options: ModelOptions): { segmented: boolean; model: LanguageModel } {
-  const [prefix, ...restParts] = name.split(":");
-  const rest = restParts.join(":");
-  const needs = (what: string) => {
-    if (rest === "") throw new Error(`"${name}" names no ${what}: write ${prefix}:<${what}>`);
-  };
-  switch (prefix) {
-    case "segmented": {
-      needs("model");
-      const inner = languageModel(rest, options);
-      if (inner.segmented) throw new Error(`"${name}": segmented once is enough`);
-      return { segmented: true, model: inner.model };
-    }
-    case "record": {
-      const [dir, ...innerParts] = restParts;
-      if (!dir || innerParts.length === 0)
-        throw new Error(`"${name}" must be record:DIR:<model>, e.g. record:answers:openai:gpt-4o-mini`);
-      const inner = languageModel(innerParts.join(":"), options);
-      return { segmented: inner.segmented, model: recordingModel(dir, inner.model) };
-    }
+function languageModelName(name: string): LanguageModelName {
+  const parsed = parseLanguageModelName(name);
+  if (parsed === null)
+    throw new ModelNameError(
+      `unknown model "${name}"; known: ${MODEL_NAME_FORMS} (test doubles: ${Object.keys(MODELS).join(", ")})`,
+    );
+  return parsed;
+}
+
+function languageModel(name: LanguageModelName, options: ModelOptions): LanguageModel {
+  switch (name.kind) {
+    case "segmented":
+      return languageModel(name.inner, options);
+    case "record":
+      return recordingModel(name.dir, languageModel(name.inner, options));
     case "replay":
-      needs("folder");
-      return { segmented: false, model: replayModel(rest) };
+      return replayModel(name.dir);
     case "openai":
-      needs("model");
       if (!options.openAiApiKey && !options.openAiBaseUrl)
         throw new Error(
-          `"${name}" needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL for a local server such as Ollama)`,
+          `"openai:${name.model}" needs OPENAI_API_KEY in the environment (or OPENAI_BASE_URL for a local server such as Ollama)`,
         );
-      return {
-        segmented: false,
-        model: openAiModel(rest, {
-          baseURL: options.openAiBaseUrl,
-          apiKey: options.openAiApiKey,
-          ...(options.retry ? { retry: options.retry } : {}),
-        }),
-      };
+      return openAiModel(name.model, {
+        baseURL: options.openAiBaseUrl,
+        apiKey: options.openAiApiKey,
+        ...(options.retry ? { retry: options.retry } : {}),
+      });
     case "bedrock":
-      needs("model id");
-      return {
-        segmented: false,
-        model: bedrockModel(rest, {
-          endpoint: options.bedrockEndpoint,
-          region: options.bedrockRegion,
-          ...(options.retry ? { retry: options.retry } : {}),
-          ...(options.instrument ? { instrument: options.instrument } : {}),
-        }),
-      };
-    default:
-      throw new Error(
-        `unknown model "${name}"; known: ${MODEL_NAMES} (test doubles: ${Object.keys(MODELS).join(", ")})`,
-      );
+      return bedrockModel(name.modelId, {
+        endpoint: options.bedrockEndpoint,
+        region: options.bedrockRegion,
+        ...(options.retry ? { retry: options.retry } : {}),
+        ...(options.instrument ? { instrument: options.instrument } : {}),
+      });
   }
 }

@@ -1,0 +1,54 @@
+import type { Recall } from "#app/pipeline.ts";
+import { recall } from "#app/pipeline.ts";
+import { parseRecallOptions } from "#app/recall-options.ts";
+import { describeIssues } from "#runtime/issues.ts";
+import { type Command, print, storeCommand, subjectArg, withRuntime } from "./command.ts";
+import { EXIT, UsageError } from "./output.ts";
+
+/** What an agent should remember (CONTRACT §5, the same options as §6's GET …/recall). */
+export const RECALL_COMMAND: Command = storeCommand(
+  "memgate recall SUBJECT [--scope S] [--budget TOKENS] [--query TEXT] [--cursor C]",
+  { cursor: { type: "string" }, scope: { type: "string" }, query: { type: "string" } },
+  async (values, positionals, io) => {
+    const subject = subjectArg(positionals);
+    const options = parseRecallOptions({
+      budget: values.budget,
+      cursor: values.cursor,
+      scope: values.scope,
+      query: values.query,
+    });
+    if (!options.success) throw new UsageError(`--${describeIssues(options.error)}`);
+    return withRuntime(
+      values,
+      io,
+      async (deps) => {
+        const result = await recall(deps, subject, options.data);
+        print(io, values, result, describeRecall(result));
+        return EXIT.ok;
+      },
+      { readOnly: true },
+    );
+  },
+);
+
+function describeRecall(result: Recall): string {
+  const lines = [`${result.mode.toUpperCase()}: ${result.reason}`];
+  if (result.mode === "summary") {
+    if (result.summary) lines.push(`summary: ${result.summary}`);
+    for (const claim of result.claims)
+      lines.push(
+        `  ${claim.status === "contested" ? "contested" : "claim"} ${claim.key}${claim.scope === "global" ? "" : ` @ ${claim.scope}`} = ${JSON.stringify(claim.value)}${claim.polarity === "negated" ? " (negated)" : ""}  <- ${claim.derivedFrom.join(", ")}`,
+      );
+    for (const item of result.pending)
+      lines.push(`  pending: ${item.text}  <- ${item.derivedFrom.join(", ")}`);
+    for (const event of result.tail)
+      lines.push(`  tail ${event.sequence} ${event.eventId}: ${event.text ?? ""}`);
+    for (const event of result.cold)
+      lines.push(`  cold match ${event.sequence} ${event.eventId}: ${event.text ?? ""}`);
+  } else {
+    for (const event of result.events)
+      lines.push(`  ${event.sequence} ${event.eventId} [${event.kind}] ${event.text ?? ""}`);
+  }
+  if (result.nextCursor) lines.push(`more: --cursor ${result.nextCursor}`);
+  return lines.join("\n");
+}

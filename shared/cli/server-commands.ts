@@ -1,0 +1,79 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { startLocalServer } from "#http/local-server.ts";
+import { createMcpServer } from "#mcp/server.ts";
+import { InputError } from "#ports/errors.ts";
+import { env } from "#runtime/config.ts";
+import { boundedInt, type Command, storeCommand, subjectArg, text, withRuntime } from "./command.ts";
+import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
+
+/** The long-running entry points over the same runtime: the HTTP API and the MCP server. */
+export const SERVER_COMMANDS: Record<string, Command> = {
+  serve: storeCommand(
+    "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. Prints its URL; one log line per request\ngoes to stderr. SIGINT or SIGTERM stops it after the current generation.",
+    { port: { type: "string" }, host: { type: "string" }, token: { type: "string" } },
+    async (values, _positionals, io) => {
+      const port = boundedInt(values, "port", 65_535) ?? 8787;
+      const host = text(values, "host") ?? "127.0.0.1";
+      if (host.trim() === "")
+        throw new UsageError("--host is empty: name an address to bind (default 127.0.0.1)");
+      const token = text(values, "token") ?? env.MEMGATE_TOKEN;
+      if (token !== undefined && token.length < 8)
+        throw new UsageError("--token must be at least 8 characters (or leave it out on loopback)");
+      // RFC 6750's token characters: anything else could never be sent as Authorization: Bearer.
+      if (token !== undefined && !/^[A-Za-z0-9._~+/-]+=*$/.test(token))
+        throw new UsageError("--token may hold only letters, digits and - . _ ~ + / (then = padding)");
+      return withRuntime(values, io, async (deps) => {
+        let server: Awaited<ReturnType<typeof startLocalServer>>;
+        try {
+          server = await startLocalServer(deps, {
+            port,
+            host,
+            token,
+            out: (line) => io.out(line),
+            log: (line) => io.err(`memgate: ${line}`),
+          });
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL" || code === "EACCES")
+            throw new InputError(
+              `--host ${host} --port ${port}: cannot listen there (${code}); choose another`,
+            );
+          throw error;
+        }
+        if (token === undefined && !["127.0.0.1", "::1", "localhost"].includes(host))
+          io.err(
+            `memgate: warning: listening on ${host} without --token: anyone who can reach it reads and writes memory`,
+          );
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        io.err("memgate: stopping: no new requests; finishing the current generation");
+        await server.close();
+        io.err("memgate: stopped");
+        return EXIT.ok;
+      });
+    },
+  ),
+
+  mcp: storeCommand(
+    "memgate mcp [--subject SUBJECT] [--home DIR] [--store aws] [--model NAME]\n\nmemgate as a Model Context Protocol server over stdio: tools remember, recall, forget,\nconsolidate and explain, the same use cases as the CLI and the HTTP API. Add it to an MCP\nclient's configuration as the command `npx memgate mcp --home <DIR>`. Logs go to stderr.",
+    { subject: { type: "string" } },
+    async (values, _positionals, io) => {
+      const given = text(values, "subject");
+      const subject = given === undefined ? undefined : subjectArg([given]);
+      return withRuntime(values, io, async (deps) => {
+        const server = createMcpServer({ deps, defaultSubject: subject, version: MEMGATE_VERSION });
+        const closed = new Promise<void>((resolve) => {
+          server.onclose = resolve;
+        });
+        await server.connect(new StdioServerTransport());
+        // The client closing our stdin ends the session.
+        process.stdin.once("end", () => void server.close());
+        io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
+        await closed;
+        return EXIT.ok;
+      });
+    },
+  ),
+};

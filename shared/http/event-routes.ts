@@ -1,0 +1,98 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { Deps } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents } from "#app/pipeline.ts";
+import { Answers, Revocations, ref } from "./components.ts";
+import {
+  clockView,
+  jsonAnswer,
+  mustExist,
+  parseBody,
+  parseSubject,
+  REFUSALS,
+  readEvents,
+  readJson,
+  resourceRouter,
+  SubjectPath,
+} from "./router.ts";
+
+const append = createRoute({
+  method: "post",
+  path: "/v1/subjects/{subject}/events",
+  summary: "Append memory events (write-once, idempotent per event id)",
+  request: {
+    params: SubjectPath,
+    body: {
+      required: true,
+      content: {
+        "application/json": { schema: ref("EventBatch") },
+        "application/x-ndjson": { schema: ref("MemoryEvent") },
+      },
+    },
+  },
+  responses: {
+    200: jsonAnswer(Answers.AppendResult, "appended"),
+    ...REFUSALS,
+    409: jsonAnswer(Answers.Problem, "an event id re-sent with different content"),
+    413: jsonAnswer(Answers.Problem, "over 1,000 events or 5 MiB"),
+    415: jsonAnswer(Answers.Problem, "not JSON or NDJSON"),
+  },
+});
+
+const revoke = createRoute({
+  method: "post",
+  path: "/v1/subjects/{subject}/revocations",
+  summary: "Revoke events: recall stops serving what used them at once",
+  request: {
+    params: SubjectPath,
+    body: { required: true, content: { "application/json": { schema: ref("Revocations") } } },
+  },
+  responses: { 200: jsonAnswer(Answers.Clock, "the clock after the revocation"), ...REFUSALS },
+});
+
+const clock = createRoute({
+  method: "get",
+  path: "/v1/subjects/{subject}/clock",
+  summary: "The subject's clock and read alias",
+  request: { params: SubjectPath },
+  responses: { 200: jsonAnswer(Answers.Clock, "the clock"), ...REFUSALS },
+});
+
+/** The raw layer: events appended and revoked, the clock they move. */
+export function eventRoutes(deps: Deps) {
+  return resourceRouter()
+    .openapi(append, async (c) => {
+      const subject = parseSubject(c.req.valid("param").subject);
+      const events = await readEvents(c.req.raw);
+      const outcome = await appendEvents(deps, subject, events);
+      return c.json(
+        {
+          appended: outcome.appended,
+          duplicates: outcome.duplicates,
+          highWater: outcome.highWater,
+          inputEpoch: outcome.inputEpoch,
+          epochMoved: outcome.epochMoved,
+          staled: outcome.staled,
+          rebuildRequested: outcome.rebuildRequested,
+        },
+        200,
+      );
+    })
+    .openapi(revoke, async (c) => {
+      const subject = parseSubject(c.req.valid("param").subject);
+      const body = parseBody(Revocations, await readJson(c.req.raw));
+      await mustExist(deps, subject);
+      const outcome = await revokeEvents(deps, subject, body.eventIds, body.reason);
+      return c.json(
+        {
+          ...clockView(await deps.events.snapshot(subject)),
+          staled: outcome.staled,
+          rebuildRequested: outcome.rebuildRequested,
+        },
+        200,
+      );
+    })
+    .openapi(clock, async (c) => {
+      const subject = parseSubject(c.req.valid("param").subject);
+      return c.json(clockView(await mustExist(deps, subject)), 200);
+    });
+}

@@ -1,0 +1,182 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Deps } from "#app/pipeline.ts";
+import { subjectOfArtifact } from "#app/pipeline.ts";
+import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
+import { InputError } from "#ports/errors.ts";
+import { firstIssue } from "#runtime/issues.ts";
+import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
+import { Answers } from "./components.ts";
+import { HttpProblemError } from "./problems.ts";
+
+/**
+ * What every resource's router shares: how a bad path parameter or query is refused, the path
+ * parameters, the documented error answers, and the reading of subjects, artifacts and bodies.
+ * Every refusal happens before a use case writes.
+ */
+
+/** A resource's router: a path parameter or query that fails its schema is a 400 naming it. */
+export function resourceRouter(): OpenAPIHono {
+  return new OpenAPIHono({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const { field, message } = firstIssue(result.error, "request");
+        throw invalid(field, message);
+      }
+    },
+  });
+}
+
+/** Bad input in a request: 400 with the field named, as every other bad input. */
+export function invalid(field: string, message: string): InputError {
+  return new InputError(`${field}: ${message}`, { field });
+}
+
+export const SubjectPath = z.object({
+  subject: z.string().openapi({ description: "percent-encoded subject" }),
+});
+export const ArtifactPath = z.object({
+  artifactId: z.string().openapi({ description: "percent-encoded artifact id" }),
+});
+
+/** A JSON answer of a route, typed by its schema. */
+export function jsonAnswer<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+/** The refusals every subject or artifact route may answer. */
+export const REFUSALS = {
+  400: jsonAnswer(Answers.Problem, "invalid input; nothing was written"),
+  404: jsonAnswer(Answers.Problem, "unknown subject or artifact"),
+};
+
+/** The subject path segment under the contract's rule (1–128 characters after NFC, no controls). */
+export function parseSubject(raw: string): string {
+  const parsed = Subject.safeParse(raw);
+  if (!parsed.success) throw invalid("subject", firstIssue(parsed.error, "subject").message);
+  return parsed.data;
+}
+
+export function unknownSubject(subject: string): HttpProblemError {
+  return new HttpProblemError(404, "not-found", `subject: no events for "${subject}"`, "subject");
+}
+
+/** The subject's clock and alias in one read; 404 for a subject with no events: nothing to read. */
+export async function mustExist(deps: Deps, subject: string): Promise<Snapshot> {
+  const snapshot = await deps.events.snapshot(subject);
+  if (snapshot.highWater === 0 && snapshot.expectedAlias === null) throw unknownSubject(subject);
+  return snapshot;
+}
+
+/** The clock as §6 shows it (the alias by its artifact). */
+export function clockView(snapshot: Snapshot) {
+  const alias = snapshot.expectedAlias;
+  return {
+    highWater: snapshot.highWater,
+    inputEpoch: snapshot.inputEpoch,
+    alias: alias
+      ? {
+          artifactId: alias.parentArtifactId,
+          sourceEpoch: alias.sourceEpoch,
+          coversThrough: alias.coversThrough,
+        }
+      : null,
+  };
+}
+
+/** The artifact a path names, with its subject and record; 404 when there is none. */
+export async function findArtifact(deps: Deps, artifactId: string) {
+  const unknown = () =>
+    new HttpProblemError(
+      404,
+      "not-found",
+      `artifactId: no artifact "${artifactId.slice(0, 200)}"`,
+      "artifactId",
+    );
+  let subject: string;
+  try {
+    subject = subjectOfArtifact(artifactId);
+  } catch {
+    throw unknown();
+  }
+  if (!Subject.safeParse(subject).success) throw unknown();
+  const record = await deps.artifacts.getRecord(subject, artifactId);
+  if (!record) throw unknown();
+  return { subject, artifactId, record };
+}
+
+/** A body parsed with its schema; the first issue is the 400's field. */
+export function parseBody<T>(schema: z.ZodType<T>, raw: unknown): T {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const { field, message } = firstIssue(parsed.error, "body");
+  throw invalid(field, message);
+}
+
+function mediaType(request: Request): string {
+  return (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+/** A JSON body (415 for any other media type, 400 for text that is not JSON). */
+export async function readJson(request: Request): Promise<unknown> {
+  const type = mediaType(request);
+  if (type !== "application/json")
+    throw new HttpProblemError(
+      415,
+      "unsupported-media-type",
+      `content-type: send application/json, got "${type}"`,
+      "content-type",
+    );
+  const text = await request.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid("body", "not valid JSON");
+  }
+}
+
+/**
+ * An event batch: `{"events":[…]}` as JSON or one event per line as NDJSON. Every event is checked
+ * before anything is appended; the first bad one is named by its index and field. `sequence` is
+ * the store's to assign and is dropped.
+ */
+export async function readEvents(request: Request): Promise<MemoryEvent[]> {
+  let raw: unknown[];
+  if (mediaType(request) === "application/x-ndjson") {
+    const lines = (await request.text()).split("\n");
+    raw = [];
+    for (const [index, line] of lines.entries()) {
+      if (line.trim() === "") continue;
+      if (raw.length >= MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
+      try {
+        raw.push(JSON.parse(line));
+      } catch {
+        throw invalid(`line ${index + 1}`, "not valid JSON (NDJSON: one event per line)");
+      }
+    }
+  } else {
+    const body = await readJson(request);
+    const events = typeof body === "object" && body !== null && "events" in body ? body.events : undefined;
+    if (!Array.isArray(events)) throw invalid("events", 'send {"events":[MemoryEvent, …]}');
+    raw = events;
+    if (raw.length > MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
+  }
+  if (raw.length === 0) throw invalid("events", "send at least one event");
+  return raw.map((item, index) => {
+    const parsed = MemoryEvent.safeParse(item);
+    if (!parsed.success) {
+      const { field, message } = firstIssue(parsed.error, "", { lead: "." });
+      throw invalid(`events[${index}]${field}`, message);
+    }
+    const { sequence: _sequence, ...event } = parsed.data;
+    return event;
+  });
+}
+
+function tooManyEvents(): HttpProblemError {
+  return new HttpProblemError(
+    413,
+    "too-large",
+    `events: a request holds at most ${MAX_EVENTS_PER_REQUEST} events; split the batch`,
+    "events",
+  );
+}

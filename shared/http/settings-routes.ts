@@ -1,0 +1,109 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { subjectStatuses } from "#app/operations.ts";
+import type { Deps } from "#app/pipeline.ts";
+import { changeTrustPolicy } from "#app/pipeline.ts";
+import { TrustPolicy } from "#domain/schemas.ts";
+import { Answers, ref, SettingsPatch } from "./components.ts";
+import {
+  invalid,
+  jsonAnswer,
+  parseBody,
+  parseSubject,
+  REFUSALS,
+  readJson,
+  resourceRouter,
+  SubjectPath,
+} from "./router.ts";
+
+const getPolicy = createRoute({
+  method: "get",
+  path: "/v1/subjects/{subject}/policy",
+  summary: "The subject's trust policy",
+  request: { params: SubjectPath },
+  responses: { 200: jsonAnswer(Answers.TrustPolicy, "the policy"), ...REFUSALS },
+});
+
+const putPolicy = createRoute({
+  method: "put",
+  path: "/v1/subjects/{subject}/policy",
+  summary: "Set the subject's trust policy (the epoch moves when validity changes)",
+  request: {
+    params: SubjectPath,
+    body: { required: true, content: { "application/json": { schema: ref("TrustPolicy") } } },
+  },
+  responses: { 200: jsonAnswer(Answers.AnyObject, "the policy and the clock after it"), ...REFUSALS },
+});
+
+const getSettings = createRoute({
+  method: "get",
+  path: "/v1/settings",
+  summary: "The tenant's settings",
+  responses: { 200: jsonAnswer(Answers.Settings, "the settings") },
+});
+
+const putSettings = createRoute({
+  method: "put",
+  path: "/v1/settings",
+  summary: "Change the tenant's settings (publish mode, recall bypass, rebuild threshold)",
+  request: { body: { required: true, content: { "application/json": { schema: ref("Settings") } } } },
+  responses: { 200: jsonAnswer(Answers.Settings, "the settings after the change"), 400: REFUSALS[400] },
+});
+
+const subjects = createRoute({
+  method: "get",
+  path: "/v1/subjects",
+  summary: "Subjects with what recall serves now and the SHADOW artifacts awaiting review",
+  request: {
+    query: z.object({
+      after: z.string().optional().openapi({ description: "the last subject of the previous page" }),
+      limit: z.string().optional().openapi({ description: "at most this many (1–100, default 50)" }),
+    }),
+  },
+  responses: { 200: jsonAnswer(Answers.AnyObject, "one page of subjects"), 400: REFUSALS[400] },
+});
+
+/** A subject's trust policy and the tenant's settings. */
+export function policyRoutes(deps: Deps) {
+  return resourceRouter()
+    .openapi(getPolicy, async (c) =>
+      c.json(await deps.events.trustPolicy(parseSubject(c.req.valid("param").subject)), 200),
+    )
+    .openapi(putPolicy, async (c) => {
+      const subject = parseSubject(c.req.valid("param").subject);
+      const policy = parseBody(TrustPolicy.strict(), await readJson(c.req.raw));
+      return c.json(await changeTrustPolicy(deps, subject, policy), 200);
+    });
+}
+
+/** The tenant's settings. */
+export function settingsRoutes(deps: Deps) {
+  return resourceRouter()
+    .openapi(getSettings, async (c) => c.json(await deps.settings.settings(), 200))
+    .openapi(putSettings, async (c) => {
+      const { publishMode, recallBypass, rebuildAfterEvents } = parseBody(
+        SettingsPatch,
+        await readJson(c.req.raw),
+      );
+      const settings = await deps.settings.updateSettings({
+        ...(publishMode === undefined ? {} : { publishMode }),
+        ...(recallBypass === undefined ? {} : { recallBypass }),
+        ...(rebuildAfterEvents === undefined ? {} : { rebuildAfterEvents }),
+      });
+      return c.json(settings, 200);
+    });
+}
+
+/** The subjects, a page at a time, with what recall serves for each. */
+export function subjectRoutes(deps: Deps) {
+  return resourceRouter().openapi(subjects, async (c) => {
+    const { after, limit: limitText = "50" } = c.req.valid("query");
+    if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100)
+      throw invalid("limit", "must be a whole number from 1 to 100");
+    const limit = Number(limitText);
+    const all = await deps.events.listSubjects();
+    const page = all.filter((subject) => after === undefined || subject > after).slice(0, limit);
+    const last = page.at(-1);
+    const next = page.length === limit && last !== undefined && all.indexOf(last) < all.length - 1;
+    return c.json({ subjects: await subjectStatuses(deps, page), next: next ? last : null }, 200);
+  });
+}
