@@ -4,6 +4,7 @@ import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { LAMBDA_BUNDLE } from "#runtime/settings.ts";
 
 export const PROJECT_ROOT = join(import.meta.dirname, "..", "..");
 
@@ -17,7 +18,7 @@ export interface MemgateFunctionProps {
 }
 
 /**
- * What every memgate Lambda shares: Node.js 24 on arm64, X-Ray tracing, its own log group with a
+ * What every memgate Lambda shares: Node.js 24 on arm64 (the runtime settings' Lambda bundle target), X-Ray tracing, its own log group with a
  * retention, and one self-contained ES module bundled by the locally installed esbuild (never
  * Docker) with the AWS SDK inside (the versions tested are the versions deployed) and the prompts
  * imported as text, as scripts/bundle-lambdas.mjs bundles them for the tests.
@@ -40,17 +41,17 @@ export class MemgateFunction extends NodejsFunction {
       environment: { ...props.environment, NODE_OPTIONS: "--enable-source-maps" },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, "package-lock.json"),
+      // The options scripts/bundle-lambdas.mjs builds the tested bundles with, in CDK's words.
       bundling: {
         format: OutputFormat.ESM,
-        target: "node22",
-        minify: true,
+        target: LAMBDA_BUNDLE.target,
+        minify: LAMBDA_BUNDLE.minify,
         sourceMap: true,
-        mainFields: ["module", "main"],
-        externalModules: [],
-        loader: { ".md": "text" },
+        mainFields: [...LAMBDA_BUNDLE.mainFields],
+        externalModules: [...LAMBDA_BUNDLE.external],
+        loader: { ...LAMBDA_BUNDLE.loader },
         forceDockerBundling: false,
-        banner:
-          "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
+        banner: LAMBDA_BUNDLE.banner.js,
       },
     });
   }

@@ -42,6 +42,7 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { TABLE_ITEM_KEYS, TABLE_KEYS } from "#adapters/aws/table-layout.ts";
 import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "#observability/metric-names.ts";
+import { bedrockModelId, lambdaEnvironment, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
 import { MemgateFunction } from "./memgate-function.ts";
 import type { Tenant } from "./tenants.ts";
 
@@ -162,20 +163,20 @@ export class TenantStack extends Stack {
     if (tenant.alarmEmail && this.alarmTopic instanceof Topic)
       this.alarmTopic.addSubscription(new EmailSubscription(tenant.alarmEmail));
 
-    const environment = {
-      MEMGATE_TENANT: tenant.id,
-      MEMGATE_TABLE: this.table.tableName,
-      MEMGATE_BUCKET: this.bucket.bucketName,
-      MEMGATE_QUEUE_URL: this.queue.queueUrl,
-      MEMGATE_MODEL: tenant.model,
-      MEMGATE_GENERATION_TIMEOUT_MS: String(tenant.generationTimeoutSeconds * 1000),
-      ...(tenant.openAiBaseUrl ? { OPENAI_BASE_URL: tenant.openAiBaseUrl } : {}),
-      ...(tenant.contextTokens ? { MEMGATE_CONTEXT_TOKENS: String(tenant.contextTokens) } : {}),
-      ...(tenant.maxOutputTokens ? { MEMGATE_MAX_OUTPUT_TOKENS: String(tenant.maxOutputTokens) } : {}),
-      ...(tenant.repairAttempts ? { MEMGATE_REPAIR_ATTEMPTS: String(tenant.repairAttempts) } : {}),
-      ...(tenant.judge ? { MEMGATE_JUDGE: tenant.judge } : {}),
-      ...(tenant.openAiKeySecretArn ? { MEMGATE_OPENAI_KEY_SECRET: tenant.openAiKeySecretArn } : {}),
-    };
+    const environment = lambdaEnvironment({
+      tenant: tenant.id,
+      table: this.table.tableName,
+      bucket: this.bucket.bucketName,
+      queueUrl: this.queue.queueUrl,
+      model: tenant.model,
+      generationTimeoutMs: tenant.generationTimeoutSeconds * 1000,
+      openAiBaseUrl: tenant.openAiBaseUrl,
+      contextTokens: tenant.contextTokens,
+      maxOutputTokens: tenant.maxOutputTokens,
+      repairAttempts: tenant.repairAttempts,
+      judge: tenant.judge,
+      openAiKeySecret: tenant.openAiKeySecretArn,
+    });
     const apiFunction = new MemgateFunction(this, "ApiFunction", {
       lambda: "api",
       description: `memgate ${tenant.id}: the agents' HTTP API`,
@@ -218,8 +219,6 @@ export class TenantStack extends Stack {
     this.bucket.grantPut(worker);
     for (const fn of [apiFunction, outbox, sweeper, auditor]) this.queue.grantSendMessages(fn);
     // The tenant's Bedrock models only: the writer for the worker, the judge for worker and audit.
-    const bedrockId = (name: string | undefined) =>
-      name ? /^(?:segmented:)?bedrock:(.+)$/.exec(name)?.[1] : undefined;
     const grantModels = (fn: MemgateFunction, ids: Array<string | undefined>) => {
       const models = [...new Set(ids.filter((id): id is string => id !== undefined))];
       if (models.length === 0) return;
@@ -234,8 +233,8 @@ export class TenantStack extends Stack {
         }),
       );
     };
-    grantModels(worker, [bedrockId(tenant.model), bedrockId(tenant.judge)]);
-    grantModels(auditor, [bedrockId(tenant.judge)]);
+    grantModels(worker, [bedrockModelId(tenant.model), bedrockModelId(tenant.judge)]);
+    grantModels(auditor, [bedrockModelId(tenant.judge)]);
     // The OpenAI-compatible key: read by the functions that call a model (worker, audit's judge).
     if (tenant.openAiKeySecretArn) {
       const key = Secret.fromSecretCompleteArn(this, "OpenAiKey", tenant.openAiKeySecretArn);
@@ -291,7 +290,7 @@ export class TenantStack extends Stack {
     // The review page's static files hold no memory (the page sends the reviewer's JWT with each
     // API call); a browser cannot sign requests with SigV4, so they are served unauthenticated.
     const pageIntegration = new HttpLambdaIntegration("ReviewPageIntegration", apiFunction);
-    this.reviewPageRoutes = ["/review", "/review/app.js", "/review/app.css"].flatMap((path) =>
+    this.reviewPageRoutes = Object.values(REVIEW_PAGE_PATHS).flatMap((path) =>
       this.api.addRoutes({
         path,
         methods: [HttpMethod.GET],

@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { fieldOf } from "#runtime/issues.ts";
+import { DEFAULT_MODEL, isDeployableJudge, isDeployableModel } from "#runtime/settings.ts";
 
 /**
  * One tenant's deployment settings (a stack each). Validated before anything is synthesised: a
@@ -20,10 +22,10 @@ export const Tenant = z
       .optional(),
     model: z
       .string()
-      .regex(/^(deterministic-v1|(segmented:)?(bedrock:[\w.:-]+|openai:[\w.:/-]+))$/, {
+      .refine(isDeployableModel, {
         error: "must be deterministic-v1, bedrock:MODEL_ID, openai:MODEL or segmented: before either",
       })
-      .default("deterministic-v1"),
+      .default(DEFAULT_MODEL),
     /** An OpenAI-compatible endpoint for openai: models (OPENAI_BASE_URL). */
     openAiBaseUrl: z.url({ error: "must be the endpoint's URL (https://…/v1)" }).optional(),
     /** The Secrets Manager secret holding that endpoint's key: the functions read it, the stack never holds it. */
@@ -39,7 +41,7 @@ export const Tenant = z
     /** A model judge (bedrock:MODEL_ID or openai:MODEL) for the texts the gate cannot decide. */
     judge: z
       .string()
-      .regex(/^(bedrock:[\w.:-]+|openai:[\w.:/-]+)$/, { error: "must be bedrock:MODEL_ID or openai:MODEL" })
+      .refine(isDeployableJudge, { error: "must be bedrock:MODEL_ID or openai:MODEL" })
       .optional(),
     /** Attempts per generation when the gate refuses a language model's answer (gate-guided repair). */
     repairAttempts: z.number().int().min(1).max(10).optional(),
@@ -92,12 +94,8 @@ export function parseTenants(text: string, source: string): Tenant[] {
   const parsed = Tenants.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const path = (issue?.path ?? [])
-    .map((part) => (typeof part === "number" ? `[${part}]` : `.${String(part)}`))
-    .join("")
-    .replace(/^\./, "");
   throw new TenantsError(
-    `${source}: tenants${path ? (path.startsWith("[") ? path : `.${path}`) : ""}: ${issue?.message ?? "invalid"}`,
+    `${source}: tenants${fieldOf(issue?.path ?? [], "brackets", ".")}: ${issue?.message ?? "invalid"}`,
   );
 }
 

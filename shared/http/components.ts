@@ -152,12 +152,22 @@ export function ref(name: SchemaName): { $ref: string } {
 }
 
 /**
- * A named schema as an answer's schema: it types the handler's `c.json(…)` and the document refers
- * to it by name. The route generator is told its type only (it cannot describe refinements); the
- * document's components are API_COMPONENTS, generated above from the same schema.
+ * A route's answer of type T, referred to by name in the document: the handler's `c.json(…)` is
+ * checked against T, and the document's components are API_COMPONENTS above (the route generator
+ * is told the type only, as it cannot describe refinements). A fresh schema each: `.openapi`
+ * exists only on schemas made after @hono/zod-openapi loaded, and the domain's are made before it
+ * wherever the domain loads first.
  */
-function answer<T extends z.ZodType>(name: SchemaName, schema: T): T {
-  return schema.openapi(name, { type: "object" });
+function served<T>(name: SchemaName): z.ZodType<T> {
+  // Answers are objects (never null): a schema that accepted null would be documented as nullable.
+  return z
+    .custom<T>((value) => typeof value === "object" && value !== null)
+    .openapi(name, { type: "object" });
+}
+
+/** The answer typed as the named schema's output. */
+function answer<N extends SchemaName>(name: N): z.ZodType<z.output<(typeof SCHEMAS)[N]>> {
+  return served<z.output<(typeof SCHEMAS)[N]>>(name);
 }
 
 /** A record as listings show it: the contract's status (STALE when marked), its lifecycle beside it. */
@@ -167,24 +177,20 @@ export type ListedRecord = Omit<StoredRecord, "status"> & {
 };
 
 /**
- * An answer typed by what the store serves, where TypeScript cannot hold it against the documented
- * schema: a record's gate report is open-ended, and an artifact's body is whatever was written (a
- * REJECTED one's may not fit the output schema at all).
+ * The answers the routes declare, typed. Two are typed by what the store serves rather than by
+ * their documented schema, which TypeScript cannot hold them against: a record's gate report is
+ * open-ended, and an artifact's body is whatever was written (a REJECTED one's may not fit the
+ * output schema at all).
  */
-function served<T>(name: SchemaName): z.ZodType<T> {
-  return z.custom<T>().openapi(name, { type: "object" });
-}
-
-/** The answers the routes declare, typed. */
 export const Answers = {
-  Problem: answer("Problem", Problem),
-  AppendResult: answer("AppendResult", AppendResult),
-  Clock: answer("Clock", Clock),
-  Recall: answer("Recall", Recall),
-  Queued: answer("Queued", Queued),
+  Problem: answer("Problem"),
+  AppendResult: answer("AppendResult"),
+  Clock: answer("Clock"),
+  Recall: answer("Recall"),
+  Queued: answer("Queued"),
   ArtifactList: served<{ artifacts: ListedRecord[] }>("ArtifactList"),
   Artifact: served<{ record: ListedRecord; manifest: Manifest; body: unknown }>("Artifact"),
-  TrustPolicy: answer("TrustPolicy", TrustPolicy),
-  Settings: answer("Settings", Settings),
-  AnyObject: answer("AnyObject", AnyObject),
+  TrustPolicy: answer("TrustPolicy"),
+  Settings: answer("Settings"),
+  AnyObject: answer("AnyObject"),
 };

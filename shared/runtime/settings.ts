@@ -47,11 +47,28 @@ export interface LambdaEnvironmentValues {
   openAiKeySecret?: string | undefined;
 }
 
+const LAMBDA_SETTINGS = [
+  "tenant",
+  "table",
+  "bucket",
+  "queueUrl",
+  "model",
+  "generationTimeoutMs",
+  "openAiBaseUrl",
+  "contextTokens",
+  "maxOutputTokens",
+  "repairAttempts",
+  "judge",
+  "openAiKeySecret",
+] as const satisfies ReadonlyArray<keyof LambdaEnvironmentValues>;
+
 /** A Lambda's environment by the names above; settings left out are not set. */
 export function lambdaEnvironment(values: LambdaEnvironmentValues): Record<string, string> {
   const environment: Record<string, string> = {};
-  for (const [setting, value] of Object.entries(values))
-    if (value !== undefined) environment[ENV[setting as keyof LambdaEnvironmentValues]] = String(value);
+  for (const setting of LAMBDA_SETTINGS) {
+    const value = values[setting];
+    if (value !== undefined) environment[ENV[setting]] = String(value);
+  }
   return environment;
 }
 
@@ -70,6 +87,12 @@ export const MAX_EVENTS_PER_REQUEST = 1000;
 export const MAX_REQUEST_BYTES = 5 * 1024 * 1024;
 
 // ---- Model names (CONTRACT §5) ----
+
+/**
+ * The model used when none is named: the deterministic consolidator, which names itself so
+ * (`DETERMINISTIC_MODEL` in domain/consolidator.ts; the domain imports nothing from here).
+ */
+export const DEFAULT_MODEL = "deterministic-v1";
 
 /** The forms a model name takes, as help texts and errors list them. */
 export const MODEL_NAME_FORMS =
@@ -161,8 +184,8 @@ function isDeployableLanguageModel(name: LanguageModelName): boolean {
 }
 
 /** A tenant's writer: deterministic-v1, or bedrock:MODEL_ID / openai:MODEL, segmented or not. */
-export function isDeployableModel(name: string, deterministic: string): boolean {
-  if (name === deterministic) return true;
+export function isDeployableModel(name: string): boolean {
+  if (name === DEFAULT_MODEL) return true;
   const parsed = parsedOrNull(name);
   if (parsed === null) return false;
   return isDeployableLanguageModel(parsed.kind === "segmented" ? parsed.inner : parsed);
