@@ -1,11 +1,12 @@
 // Bundles each Lambda (lambdas/<name>/handler.ts) into one self-contained ES module,
 // build/lambdas/<name>/index.mjs, exporting `handler`: every dependency inside (the AWS SDK too, so
 // the versions tested are the versions deployed), prompts embedded, nothing read from disk and no
-// native module. The CDK stack bundles the same entries with the same settings (issue: CDK).
+// native module. The CDK stack bundles the same entries with the same options
+// (shared/runtime/bundling.mjs, through the runtime settings it imports).
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TEXT_LOADERS } from "./bundle.mjs";
+import { LAMBDA_BUNDLE } from "../shared/runtime/bundling.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const LAMBDA_NAMES = readdirSync(join(ROOT, "lambdas"), { withFileTypes: true })
@@ -18,20 +19,10 @@ export async function buildLambdas(outdir = join(ROOT, "build", "lambdas")) {
   for (const name of LAMBDA_NAMES) {
     const outfile = join(outdir, name, "index.mjs");
     const result = await build({
+      ...LAMBDA_BUNDLE,
       entryPoints: [join(ROOT, "lambdas", name, "handler.ts")],
       outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node22",
-      minify: true,
-      sourcemap: "linked",
       metafile: true,
-      logLevel: "error",
-      loader: TEXT_LOADERS,
-      banner: {
-        js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
-      },
     });
     results[name] = { outfile, inputs: Object.keys(result.metafile.inputs) };
   }

@@ -2,7 +2,8 @@
 //
 // Why a bundle: unbundled, the CLI would load the whole of mathjs (about a second) and transpile
 // TypeScript on every start; esbuild tree-shakes it. Code splitting keeps the AWS adapters (and
-// the SDK they import) in chunks loaded only by `--store aws`.
+// the SDK they import) in chunks loaded only by `--store aws`. The esbuild options are the runtime
+// settings' (shared/runtime/bundling.mjs), shared with the Lambdas' bundles and the CDK stack.
 //
 // Each build lives in dist/b<newest source mtime>/: `ensureBundle` uses the build matching the
 // sources or makes it, so a stale build never runs. A build is written to a temporary folder and
@@ -10,12 +11,11 @@
 import { readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLI_BUNDLE } from "../shared/runtime/bundling.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 const SOURCES = ["shared", "prompts", "package.json", "package-lock.json", "scripts/bundle.mjs"];
-/** Native, large or lazily needed packages load from node_modules at run time, never bundled. */
-const EXTERNAL = ["better-sqlite3", "js-tiktoken", "@aws-sdk/*", "@smithy/*"];
 
 function newestMtime(path) {
   let stat;
@@ -34,28 +34,15 @@ function currentBuildDir() {
   return join(DIST, `b${Math.floor(Math.max(...SOURCES.map((source) => newestMtime(join(ROOT, source)))))}`);
 }
 
-/** Prompts (`prompts/*.md`, imported by shared/app/prompt-files.ts) are bundled as their text. */
-export const TEXT_LOADERS = { ".md": "text" };
-
 export async function buildBundle(target = currentBuildDir()) {
   const { build } = await import("esbuild");
   const temporary = `${target}.tmp-${process.pid}`;
+  // The options every CLI build shares (shared/runtime/bundling.mjs): split, SDK and SQLite outside.
   await build({
+    ...CLI_BUNDLE,
     entryPoints: { memgate: join(ROOT, "shared", "cli", "main.ts") },
     outdir: temporary,
     outExtension: { ".js": ".mjs" },
-    bundle: true,
-    splitting: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: EXTERNAL,
-    logLevel: "error",
-    loader: TEXT_LOADERS,
-    // Bundled CommonJS dependencies call require(); give ESM output one.
-    banner: {
-      js: "import { createRequire as __memgateRequire } from 'node:module'; const require = __memgateRequire(import.meta.url);",
-    },
   });
   try {
     renameSync(temporary, target);
