@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { fieldOf } from "#runtime/issues.ts";
+import { firstIssue } from "#runtime/issues.ts";
 import { DEFAULT_MODEL, isDeployableJudge, isDeployableModel } from "#runtime/settings.ts";
 
 /**
@@ -93,10 +93,8 @@ export function parseTenants(text: string, source: string): Tenant[] {
   }
   const parsed = Tenants.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new TenantsError(
-    `${source}: tenants${fieldOf(issue?.path ?? [], "brackets", ".")}: ${issue?.message ?? "invalid"}`,
-  );
+  const { field, message } = firstIssue(parsed.error, "", { lead: "." });
+  throw new TenantsError(`${source}: tenants${field}: ${message}`);
 }
 
 /** Tenants from context: `-c tenants='[…]'` (JSON) or `-c tenantsFile=path` (default cdk/tenants.json). */

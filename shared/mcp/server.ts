@@ -64,7 +64,7 @@ export function createMcpServer(options: McpOptions): Server {
     return subject;
   };
 
-  const tools: Record<string, Tool<never>> = {
+  const tools: Record<string, McpTool> = {
     remember: tool({
       description:
         "Append memory events for a subject (facts, preferences, constraints, decisions, tasks, permissions, notes). Each event is write-once by its eventId; re-sending the same event is harmless.",
@@ -158,36 +158,49 @@ export function createMcpServer(options: McpOptions): Server {
     tools: Object.entries(tools).map(([name, definition]) => ({
       name,
       description: definition.description,
-      inputSchema: inputSchemaOf(definition.described ?? definition.input),
+      inputSchema: definition.inputSchema,
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const definition = tools[request.params.name];
     if (!definition)
       return toolError("name", `no tool "${request.params.name}"; tools: ${Object.keys(tools).join(", ")}`);
-    const parsed = definition.input.safeParse(request.params.arguments ?? {});
-    if (!parsed.success) {
-      const { field, message } = firstIssue(parsed.error, "arguments");
-      return toolError(field, message);
-    }
-    try {
-      const result = await definition.call(parsed.data);
-      return {
-        content: [{ type: "text", text: JSON.stringify(result) }],
-        structuredContent: result as Record<string, unknown>,
-      };
-    } catch (error) {
-      // The same classification as the command line's exit codes and the HTTP API's statuses.
-      const { kind, code, message, field } = classifyError(error);
-      if (kind === "unexpected") process.stderr.write(`memgate mcp: unexpected error: ${String(error)}\n`);
-      return toolError(field ?? code, message);
-    }
+    return definition.answer(request.params.arguments ?? {});
   });
   return server;
 }
 
-function tool<T>(definition: Tool<T>): Tool<never> {
-  return definition as unknown as Tool<never>;
+/** A tool as the server lists and calls it: its arguments parsed by its own schema. */
+interface McpTool {
+  description: string;
+  inputSchema: { type: "object"; [key: string]: unknown };
+  answer(args: unknown): Promise<CallToolResult>;
+}
+
+function tool<T>(definition: Tool<T>): McpTool {
+  return {
+    description: definition.description,
+    inputSchema: inputSchemaOf(definition.described ?? definition.input),
+    async answer(args) {
+      const parsed = definition.input.safeParse(args);
+      if (!parsed.success) {
+        const { field, message } = firstIssue(parsed.error, "arguments");
+        return toolError(field, message);
+      }
+      try {
+        const result = await definition.call(parsed.data);
+        return {
+          content: [{ type: "text", text: JSON.stringify(result) }],
+          structuredContent: result as Record<string, unknown>,
+        };
+      } catch (error) {
+        // The same classification as the command line's exit codes and the HTTP API's statuses.
+        const { kind, code, message, field } = classifyError(error);
+        if (kind === "unexpected") process.stderr.write(`memgate mcp: unexpected error: ${String(error)}\n`);
+        return toolError(field ?? code, message);
+      }
+    },
+  };
 }
 
 function toolError(field: string, message: string): CallToolResult {
