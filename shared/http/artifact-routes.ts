@@ -6,6 +6,7 @@ import { type ArtifactRecord, shownStatus } from "#ports/store.ts";
 import { Answers, type ListedRecord } from "./components.ts";
 import {
   ArtifactPath,
+  artifactRoute,
   findArtifact,
   invalid,
   jsonAnswer,
@@ -13,23 +14,21 @@ import {
   parseSubject,
   REFUSALS,
   resourceRouter,
-  SubjectPath,
+  subjectRoute,
 } from "./router.ts";
 
-const list = createRoute({
+const list = subjectRoute({
   method: "get",
   path: "/v1/subjects/{subject}/artifacts",
   summary: "The subject's artifacts with their status",
-  request: { params: SubjectPath },
-  responses: { 200: jsonAnswer(Answers.ArtifactList, "artifacts, oldest first"), ...REFUSALS },
+  responses: { 200: jsonAnswer(Answers.ArtifactList, "artifacts, oldest first") },
 });
 
-const artifact = createRoute({
+const artifact = artifactRoute({
   method: "get",
   path: "/v1/artifacts/{artifactId}",
   summary: "One artifact: its record, manifest and body",
-  request: { params: ArtifactPath },
-  responses: { 200: jsonAnswer(Answers.Artifact, "the artifact"), ...REFUSALS },
+  responses: { 200: jsonAnswer(Answers.Artifact, "the artifact") },
 });
 
 const lineage = createRoute({

@@ -13,6 +13,7 @@ import {
   readJson,
   resourceRouter,
   SubjectPath,
+  subjectRoute,
 } from "./router.ts";
 
 const append = createRoute({
@@ -49,12 +50,11 @@ const revoke = createRoute({
   responses: { 200: jsonAnswer(Answers.Clock, "the clock after the revocation"), ...REFUSALS },
 });
 
-const clock = createRoute({
+const clock = subjectRoute({
   method: "get",
   path: "/v1/subjects/{subject}/clock",
   summary: "The subject's clock and read alias",
-  request: { params: SubjectPath },
-  responses: { 200: jsonAnswer(Answers.Clock, "the clock"), ...REFUSALS },
+  responses: { 200: jsonAnswer(Answers.Clock, "the clock") },
 });
 
 /** The raw layer: events appended and revoked, the clock they move. */

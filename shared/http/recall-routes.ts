@@ -12,6 +12,7 @@ import {
   REFUSALS,
   resourceRouter,
   SubjectPath,
+  subjectRoute,
   unknownSubject,
 } from "./router.ts";
 
@@ -31,12 +32,11 @@ const recallRoute = createRoute({
   responses: { 200: jsonAnswer(Answers.Recall, "the recall"), ...REFUSALS },
 });
 
-const consolidate = createRoute({
+const consolidate = subjectRoute({
   method: "post",
   path: "/v1/subjects/{subject}/consolidations",
   summary: "Queue a consolidation of the subject at its current clock",
-  request: { params: SubjectPath },
-  responses: { 202: jsonAnswer(Answers.Queued, "queued"), ...REFUSALS },
+  responses: { 202: jsonAnswer(Answers.Queued, "queued") },
 });
 
 /** Reading memory (recall) and asking for a new summary of it (a consolidation, queued). */

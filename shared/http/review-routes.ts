@@ -1,46 +1,39 @@
-import { createRoute } from "@hono/zod-openapi";
 import { approve, reject, review } from "#app/operations.ts";
 import type { Deps } from "#app/pipeline.ts";
 import { Answers } from "./components.ts";
 import {
-  ArtifactPath,
+  artifactRoute,
   findArtifact,
   jsonAnswer,
   mustExist,
   parseSubject,
-  REFUSALS,
   resourceRouter,
-  SubjectPath,
+  subjectRoute,
 } from "./router.ts";
 
-const reviewRoute = createRoute({
+const reviewRoute = subjectRoute({
   method: "get",
   path: "/v1/subjects/{subject}/review",
   summary: "The current answer and each SHADOW candidate with its must-preserve checklist",
-  request: { params: SubjectPath },
-  responses: { 200: jsonAnswer(Answers.AnyObject, "the review"), ...REFUSALS },
+  responses: { 200: jsonAnswer(Answers.AnyObject, "the review") },
 });
 
-const approveRoute = createRoute({
+const approveRoute = artifactRoute({
   method: "post",
   path: "/v1/artifacts/{artifactId}/approve",
   summary: "Publish a reviewed SHADOW artifact through the same compare-and-set",
-  request: { params: ArtifactPath },
   responses: {
     200: jsonAnswer(Answers.AnyObject, "published"),
-    ...REFUSALS,
     409: jsonAnswer(Answers.Problem, "the publish was refused (the alias or epoch moved): rebuild"),
   },
 });
 
-const rejectRoute = createRoute({
+const rejectRoute = artifactRoute({
   method: "post",
   path: "/v1/artifacts/{artifactId}/reject",
   summary: "A reviewer's no: the SHADOW artifact becomes REJECTED (kept, never published)",
-  request: { params: ArtifactPath },
   responses: {
     200: jsonAnswer(Answers.AnyObject, "rejected"),
-    ...REFUSALS,
     409: jsonAnswer(Answers.Problem, "not a SHADOW artifact"),
   },
 });

@@ -1,4 +1,4 @@
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Deps } from "#app/pipeline.ts";
 import { subjectOfArtifact } from "#app/pipeline.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
@@ -48,6 +48,30 @@ export const REFUSALS = {
   400: jsonAnswer(Answers.Problem, "invalid input; nothing was written"),
   404: jsonAnswer(Answers.Problem, "unknown subject or artifact"),
 };
+
+type Method = RouteConfig["method"];
+type Responses = RouteConfig["responses"];
+
+/** A route on one subject or one artifact: what differs from one such route to the next. */
+interface RouteOn<M extends Method, P extends string, R extends Responses> {
+  method: M;
+  path: P;
+  summary: string;
+  /** Its answers beside the refusals every such route may give (400, 404). */
+  responses: R;
+}
+
+/** Routes on one thing a path parameter names, each typed by its answers. */
+function routesOn<const Params extends z.ZodObject>(params: Params) {
+  return <const M extends Method, const P extends string, const R extends Responses>(
+    route: RouteOn<M, P, R>,
+  ) => createRoute({ ...route, request: { params }, responses: { ...REFUSALS, ...route.responses } });
+}
+
+/** A route on one subject (`{subject}` in its path, parsed by the handler). */
+export const subjectRoute = routesOn(SubjectPath);
+/** A route on one artifact (`{artifactId}` in its path). */
+export const artifactRoute = routesOn(ArtifactPath);
 
 /** The subject path segment under the contract's rule (1–128 characters after NFC, no controls). */
 export function parseSubject(raw: string): string {

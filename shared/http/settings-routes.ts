@@ -13,14 +13,14 @@ import {
   readJson,
   resourceRouter,
   SubjectPath,
+  subjectRoute,
 } from "./router.ts";
 
-const getPolicy = createRoute({
+const getPolicy = subjectRoute({
   method: "get",
   path: "/v1/subjects/{subject}/policy",
   summary: "The subject's trust policy",
-  request: { params: SubjectPath },
-  responses: { 200: jsonAnswer(Answers.TrustPolicy, "the policy"), ...REFUSALS },
+  responses: { 200: jsonAnswer(Answers.TrustPolicy, "the policy") },
 });
 
 const putPolicy = createRoute({
