@@ -26,7 +26,7 @@ function declarationFiles(dir) {
   );
 }
 
-/** `#app/pipeline.ts` → `../app/pipeline.js` (from the declaring file); `./x.ts` → `./x.js`. */
+/** `#app/recall.ts` → `../app/recall.js` (from the declaring file); `./x.ts` → `./x.js`. */
 function relink(file) {
   const text = readFileSync(file, "utf8").replace(
     /(from\s+|import\()(["'])(#([a-z]+)\/|\.{1,2}\/)([^"']+)\.ts\2/g,

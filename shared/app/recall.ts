@@ -4,8 +4,7 @@ import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schema
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
-import { InputError } from "#io/event-file.ts";
-import { NotFoundError } from "#ports/errors.ts";
+import { InputError, NotFoundError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
 import { RecallIndex, searchCold } from "./recall-index.ts";
 

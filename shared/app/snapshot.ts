@@ -7,8 +7,7 @@ import {
   type SelectorVersion,
   selectInputs,
 } from "#domain/selector.ts";
-import { InputError } from "#io/event-file.ts";
-import { SnapshotRefusedError } from "#ports/errors.ts";
+import { InputError, SnapshotRefusedError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
 
 /**

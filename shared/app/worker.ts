@@ -1,9 +1,9 @@
 import type { GateReport } from "#domain/gate/index.ts";
 import { Snapshot } from "#domain/schemas.ts";
-import { describeIssues } from "#runtime/issues.ts";
 import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 import { GenerationFailedError } from "#ports/model.ts";
 import type { Stopwatch } from "#ports/time.ts";
+import { describeIssues } from "#runtime/issues.ts";
 import type { GenerateDeps, PublishDeps } from "./deps.ts";
 import { run } from "./run.ts";
 

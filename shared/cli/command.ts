@@ -1,4 +1,4 @@
-import type { Deps } from "#app/pipeline.ts";
+import type { Deps } from "#app/deps.ts";
 import { Snapshot, type Snapshot as SnapshotMessage, Subject } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import { readUserText } from "#io/read-text.ts";

@@ -1,5 +1,9 @@
-import type { Deps } from "#app/pipeline.ts";
-import { generate, publish, readInputs, run, sweep, takeSnapshot } from "#app/pipeline.ts";
+import { sweep } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
+import { generate } from "#app/generate.ts";
+import { publish } from "#app/publish.ts";
+import { run } from "#app/run.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { workOnMessage } from "#app/worker.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";

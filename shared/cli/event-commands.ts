@@ -1,4 +1,4 @@
-import { appendEvents, revokeEvents } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents } from "#app/append.ts";
 import { parseEventLines } from "#io/event-file.ts";
 import { readUserText } from "#io/read-text.ts";
 import { type Command, need, print, storeCommand, subjectArg, text, withRuntime } from "./command.ts";

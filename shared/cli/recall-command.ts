@@ -1,5 +1,5 @@
-import type { Recall } from "#app/pipeline.ts";
-import { recall } from "#app/pipeline.ts";
+import type { Recall } from "#app/recall.ts";
+import { recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { describeIssues } from "#runtime/issues.ts";
 import { type Command, print, storeCommand, subjectArg, withRuntime } from "./command.ts";

@@ -1,5 +1,5 @@
-import { recover } from "#app/operations.ts";
-import { changeTrustPolicy } from "#app/pipeline.ts";
+import { changeTrustPolicy } from "#app/append.ts";
+import { recover } from "#app/recover.ts";
 import { migrateSelectors } from "#app/selector-migration.ts";
 import { TrustPolicy } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "#domain/validity.ts";

@@ -4,7 +4,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { HTTPException } from "hono/http-exception";
-import type { Deps } from "#app/pipeline.ts";
+import type { Deps } from "#app/deps.ts";
 import { MAX_REQUEST_BYTES, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
 import { artifactRoutes } from "./artifact-routes.ts";
 import { API_COMPONENTS } from "./components.ts";

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Deps } from "#app/deps.ts";
+import { explainClaims } from "#app/explain.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
-import { explainClaims } from "#app/operations.ts";
-import type { Deps } from "#app/pipeline.ts";
 import { type ArtifactRecord, shownStatus } from "#ports/store.ts";
 import { Answers, type ListedRecord } from "./components.ts";
 import {

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { Deps } from "#app/pipeline.ts";
-import { appendEvents, revokeEvents } from "#app/pipeline.ts";
+import { appendEvents, revokeEvents } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
 import { Answers, Revocations, ref } from "./components.ts";
 import {
   clockView,

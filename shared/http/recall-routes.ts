@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Deps } from "#app/pipeline.ts";
-import { recall } from "#app/pipeline.ts";
+import type { Deps } from "#app/deps.ts";
+import { recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { Answers } from "./components.ts";

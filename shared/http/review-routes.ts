@@ -1,5 +1,5 @@
-import { approve, reject, review } from "#app/operations.ts";
-import type { Deps } from "#app/pipeline.ts";
+import type { Deps } from "#app/deps.ts";
+import { approve, reject, review } from "#app/review.ts";
 import { Answers } from "./components.ts";
 import {
   artifactRoute,

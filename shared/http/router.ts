@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
-import type { Deps } from "#app/pipeline.ts";
-import { subjectOfArtifact } from "#app/pipeline.ts";
+import { subjectOfArtifact } from "#app/artifact-id.ts";
+import type { Deps } from "#app/deps.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
 import { InputError } from "#ports/errors.ts";
 import { firstIssue } from "#runtime/issues.ts";

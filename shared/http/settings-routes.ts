@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { subjectStatuses } from "#app/operations.ts";
-import type { Deps } from "#app/pipeline.ts";
-import { changeTrustPolicy } from "#app/pipeline.ts";
+import { changeTrustPolicy } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
+import { subjectStatuses } from "#app/review.ts";
 import { TrustPolicy } from "#domain/schemas.ts";
 import { Answers, ref, SettingsPatch } from "./components.ts";
 import {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { judgeNamed, type ModelOptions, modelNamed } from "#adapters/models/models.ts";
+import type { Deps } from "#app/deps.ts";
 import type { Failpoints } from "#app/failpoints.ts";
-import type { Deps } from "#app/pipeline.ts";
 import { loadPrompt } from "#app/prompts.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { Stores } from "#ports/store.ts";

@@ -1,4 +1,3 @@
-import { GenerationFailedError } from "#app/model.ts";
 import { EventLogError } from "#domain/selector.ts";
 import {
   AlreadyWrittenError,
@@ -9,6 +8,7 @@ import {
   PublishRefusedError,
   StoreContentionError,
 } from "#ports/errors.ts";
+import { GenerationFailedError } from "#ports/model.ts";
 
 /**
  * What went wrong, as every entry point needs to know it: the command line's exit code, the HTTP

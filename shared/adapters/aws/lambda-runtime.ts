@@ -2,8 +2,8 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import { z } from "zod";
+import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
-import type { Deps } from "#app/pipeline.ts";
 import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import {
