@@ -1,7 +1,7 @@
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
 import { approve, review } from "#app/review.ts";
-import { shownStatus } from "#ports/store.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import { type Command, need, print, storeCommand, subjectArg, text, withRuntime } from "./command.ts";
 import { EXIT, UsageError } from "./output.ts";
 

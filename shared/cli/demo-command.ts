@@ -10,7 +10,7 @@ import { budgetTokens } from "#domain/gate/index.ts";
 import { canonicalJson } from "#domain/hashing.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { parseEventLines } from "#io/event-file.ts";
-import { shownStatus } from "#ports/store.ts";
+import { shownStatus } from "#ports/artifact-records.ts";
 import { openEmbeddedRuntime } from "#runtime/embedded.ts";
 import { type Command, text } from "./command.ts";
 import type { Io } from "./output.ts";

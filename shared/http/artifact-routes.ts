@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
-import { type ArtifactRecord, shownStatus } from "#ports/store.ts";
+import { type ArtifactRecord, shownStatus } from "#ports/artifact-records.ts";
 import { Answers, type ListedRecord } from "./components.ts";
 import {
   ArtifactPath,

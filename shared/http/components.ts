@@ -8,7 +8,7 @@ import {
   Snapshot,
   TrustPolicy,
 } from "#domain/schemas.ts";
-import type { ArtifactStatus, ArtifactRecord as StoredRecord } from "#ports/store.ts";
+import type { ArtifactStatus, ArtifactRecord as StoredRecord } from "#ports/artifact-records.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
 
 /** Request bodies the router parses (and documents) with these very schemas. */

@@ -4,7 +4,7 @@ import type { Deps } from "#app/deps.ts";
 import type { Failpoints } from "#app/failpoints.ts";
 import { loadPrompt } from "#app/prompts.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
-import type { Stores } from "#ports/store.ts";
+import type { Stores } from "#ports/stores.ts";
 
 /** How a runtime generates: models by their names (CONTRACT §5), the prompt by its version. */
 export interface GenerationSettings {

@@ -10,7 +10,7 @@ import { migrateSelectors } from "#app/selector-migration.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import { InputError } from "#ports/errors.ts";
-import type { Stores } from "#ports/store.ts";
+import type { Stores } from "#ports/stores.ts";
 import { composeDeps } from "./compose.ts";
 import { env } from "./config.ts";
 import { ENV } from "./settings.ts";
