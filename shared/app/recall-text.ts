@@ -1,0 +1,219 @@
+import type { Claim, ConflictRef, PendingItem, SequencedEvent, ValueData } from "#domain/schemas.ts";
+import type { Recall } from "./recall.ts";
+
+/**
+ * Recall as an agent reads it in a prompt (CONTRACT §5a "Recall as text"): one line per claim,
+ * conflict, task and event, the same shape whether recall serves a summary or the raw events, so
+ * an agent's prompt looks alike either way. Pure and deterministic: the same recall renders the
+ * same bytes, every claim, task, conflict and event is on exactly one line, and no line holds a
+ * line break (texts are JSON strings; other parts are quoted when they would break the grammar).
+ * The JSON recall stays the lossless form for machines; this one leaves out what an agent does not
+ * read (an event's source and sequence, a value's kind) and keeps what it does: the words, the
+ * structure (key, scope, NOT, contested) and the ids that lead back to the events.
+ */
+
+export interface RecallTextOptions {
+  /**
+   * How many valid inputs of the served summary no served claim or task derives from (its cold
+   * layer); null when the caller could not count them. Only read in summary mode.
+   */
+  coldInputs?: number | null;
+  /** How the reader searches the cold layer, in its interface's words (default: all three named). */
+  searchHint?: string;
+}
+
+const DEFAULT_SEARCH_HINT = "recall with a query (CLI --query WORDS, HTTP ?query=WORDS, MCP query)";
+
+/** What separates a claim's or event's head from its value, and the value from its sources. */
+const HEAD_END = ": ";
+const SOURCES = " ← ";
+const CLAIM_TEXT = " — ";
+const CONTESTED = " (contested)";
+const ASSERTION_SEPARATOR = "; ";
+
+/** Line breaks and other characters that end a line in some reader; never written raw. */
+const LINE_BREAKING = /[\p{Cc}\u2028\u2029]/u;
+/** An event id as CONTRACT §1 allows it: written bare, since it holds no separator. */
+const BARE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** The recall as text lines joined by "\n", ending with a line break. */
+export function renderRecallText(recall: Recall, options: RecallTextOptions = {}): string {
+  const lines: string[] = [headerLine(recall)];
+  section(lines, "summary", recall.summary === null || recall.summary === "" ? [] : [quoted(recall.summary)]);
+  section(lines, "claims", recall.claims.map(claimLine));
+  section(lines, "conflicts", recall.unresolvedConflicts.map(conflictLine));
+  section(lines, "tasks", recall.pending.map(pendingLine));
+  section(lines, "tail", recall.tail.map(eventLine));
+  section(lines, "events", recall.events.map(eventLine));
+  section(lines, "matches", recall.cold.map(eventLine));
+  lines.push(...footerLines(recall, options));
+  return `${lines.join("\n")}\n`;
+}
+
+function section(lines: string[], name: string, items: readonly string[]): void {
+  if (items.length === 0) return;
+  lines.push(`## ${name}`, ...items);
+}
+
+function headerLine(recall: Recall): string {
+  const clock = [
+    `clock ${recall.highWater}`,
+    `epoch ${recall.inputEpoch}`,
+    ...(recall.scope === null ? [] : [`scope ${quoted(recall.scope)}`]),
+  ].join(", ");
+  if (recall.mode === "summary")
+    return `# memgate recall: summary ${bare(recall.artifactId ?? "", [" ("])} (${clock})`;
+  return `# memgate recall: raw (${clock}): ${oneLine(recall.reason)}`;
+}
+
+/** `KEY [SCOPE]: [NOT ]VALUE[ (contested)][ — "TEXT"] ← ID, ID` (scope left out when global). */
+function claimLine(claim: Claim): string {
+  const value = valueText(claim.value);
+  const said = claim.text !== undefined && saysMore(claim.text, [value, claim.key, claim.scope]);
+  return [
+    head(claim.key, claim.scope),
+    HEAD_END,
+    claim.polarity === "negated" ? "NOT " : "",
+    value,
+    claim.status === "contested" ? CONTESTED : "",
+    said ? `${CLAIM_TEXT}${quoted(claim.text ?? "")}` : "",
+    sources(claim.derivedFrom),
+  ].join("");
+}
+
+/** `KEY [SCOPE] ← MEMBER, MEMBER`: a key whose positions are disputed; no winner is picked. */
+function conflictLine(conflict: ConflictRef): string {
+  return `${head(conflict.key, conflict.scope)}${sources(conflict.members)}`;
+}
+
+/** `task open: "TEXT" ← ID`: a pending item reads as the open task event it restates. */
+function pendingLine(item: PendingItem): string {
+  return `task open${HEAD_END}${quoted(item.text)}${sources(item.derivedFrom)}`;
+}
+
+/**
+ * `KIND[ STATUS][ TRUST][ DATE]: "TEXT"[ {ASSERTION; ASSERTION}] ← ID`: the task's status, the trust
+ * when not "user", the day it occurred, and its assertions in a claim's shape (`KEY [SCOPE]: [NOT
+ * ]VALUE`): the exact statements the agent wrote, which a summary restates as claims.
+ */
+function eventLine(event: SequencedEvent): string {
+  const parts: string[] = [event.kind];
+  if (event.kind === "task") parts.push(event.taskStatus ?? "open");
+  if (event.trust !== "user") parts.push(event.trust);
+  if (event.occurredAt !== undefined) parts.push(dayOf(event.occurredAt));
+  const assertions = (event.assertions ?? []).map(
+    (assertion) =>
+      `${head(assertion.key, assertion.scope)}${HEAD_END}${assertion.polarity === "negated" ? "NOT " : ""}${valueText(assertion.value)}`,
+  );
+  return [
+    parts.join(" "),
+    HEAD_END,
+    quoted(event.text ?? ""),
+    assertions.length > 0 ? ` {${assertions.join(ASSERTION_SEPARATOR)}}` : "",
+    sources([event.eventId]),
+  ].join("");
+}
+
+function footerLines(recall: Recall, options: RecallTextOptions): string[] {
+  const lines: string[] = [];
+  if (recall.nextCursor !== null) lines.push(`# more: cursor ${recall.nextCursor}`);
+  const { omitted } = recall;
+  const left = [
+    omitted.claims > 0 ? `${omitted.claims} claims` : "",
+    omitted.pending > 0 ? `${omitted.pending} tasks` : "",
+    omitted.unresolvedConflicts > 0 ? `${omitted.unresolvedConflicts} conflicts` : "",
+    omitted.summary ? "the summary" : "",
+    omitted.cold > 0 ? `${omitted.cold} matches` : "",
+  ].filter(Boolean);
+  if (left.length > 0) lines.push(`# left out by the budget: ${left.join(", ")}`);
+  if (recall.mode === "summary" && recall.artifactId !== null) {
+    const hint = oneLine(options.searchHint ?? DEFAULT_SEARCH_HINT);
+    const cold = options.coldInputs;
+    if (cold === undefined || cold === null)
+      lines.push(`# cold: inputs the summary left cold are not shown; search them with ${hint}`);
+    else if (cold > 0)
+      lines.push(`# cold: ${cold} input${cold === 1 ? "" : "s"} not shown; search them with ${hint}`);
+  }
+  return lines;
+}
+
+function head(key: string, scope: string): string {
+  const name = bare(key, [HEAD_END, " [", SOURCES], ["#"]);
+  return scope === "global" ? name : `${name} [${bare(scope, ["]"])}]`;
+}
+
+function sources(ids: readonly string[]): string {
+  return `${SOURCES}${ids.map((id) => (BARE_ID.test(id) ? id : quoted(id))).join(", ")}`;
+}
+
+/** A value as an agent reads it: text quoted, the other kinds bare. */
+function valueText(value: ValueData): string {
+  const plain = (text: string) =>
+    bare(text, [SOURCES, CLAIM_TEXT, CONTESTED, ASSERTION_SEPARATOR, "}"], ["NOT "]);
+  if ("text" in value) return quoted(value.text);
+  if ("bool" in value) return String(value.bool);
+  if ("quantity" in value)
+    return plain(value.unit === undefined ? value.quantity : `${value.quantity} ${value.unit}`);
+  if ("date" in value) return plain(value.date);
+  if ("entity" in value) return plain(value.entity);
+  return plain(value.scopes.length === 0 ? "(none)" : value.scopes.join(", "));
+}
+
+/**
+ * A JSON string literal that also escapes U+0085, U+2028 and U+2029 (JSON.stringify leaves them
+ * raw, and some readers end a line there): still valid JSON, parsing to the same text.
+ */
+function quoted(text: string): string {
+  return JSON.stringify(text).replace(
+    /[\u0085\u2028\u2029]/gu,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/**
+ * Written as is, or quoted (a JSON string) when it is empty, has white space at either end, starts
+ * with a quote, breaks a line, holds one of the separators of its place (also with a space appended:
+ * what follows a part starts with one, and "k:" before " [" would read as "k" and ": "), or starts
+ * with one of the prefixes its place reads (a key "# …" would read as a heading, a value "NOT …" as
+ * negated).
+ */
+function bare(text: string, separators: readonly string[], prefixes: readonly string[] = []): string {
+  const unsafe =
+    text === "" ||
+    text !== text.trim() ||
+    text.startsWith('"') ||
+    LINE_BREAKING.test(text) ||
+    separators.some((separator) => `${text} `.includes(separator)) ||
+    prefixes.some((prefix) => text.startsWith(prefix));
+  return unsafe ? quoted(text) : text;
+}
+
+/** Prose that is not a quoted part (a reason, a hint): line breaks folded to spaces. */
+function oneLine(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
+}
+
+/** The calendar day of an occurredAt as written (the writer's own day): its schema starts every one with it. */
+function dayOf(occurredAt: string): string {
+  return occurredAt.slice(0, 10);
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const HAN = /\p{Script=Han}/u;
+
+/** The words of a text, NFKC and lower-cased; each Han character is a word of its own. */
+function words(text: string): string[] {
+  return (text.normalize("NFKC").toLowerCase().match(WORD) ?? []).flatMap((word) =>
+    HAN.test(word) ? [...word] : [word],
+  );
+}
+
+/**
+ * Whether a claim's text says more than its value, key and scope already do: it holds a word
+ * (letters or digits; a Han character alone) none of them holds. A text that only repeats the
+ * value is left out of the line.
+ */
+function saysMore(text: string, alreadySaid: readonly string[]): boolean {
+  const said = new Set(alreadySaid.flatMap(words));
+  return words(text).some((word) => !said.has(word));
+}
