@@ -1,0 +1,103 @@
+// How much a real model's consolidation shrinks what an agent reads, on realistic memory logs:
+// for each subject, the raw valid events as a raw recall vs the answer served as its summary recall
+// (tail empty), both in the compact text rendering (CONTRACT §5 "Recall as text"), cl100k_base;
+// per subject and overall, with the gate's verdict on each answer. JSON tokens are shown beside.
+//
+//   npx tsx --import ./scripts/text-imports.mjs bench/compression-real.ts [DIR] [ANSWER_FILE …]
+//
+// DIR holds <subject>/events.jsonl and the answer files (default ../shared/data/model-answers,
+// the eight shared logs; answer files default to answer-v2-prompt.json and
+// answer-compressing-prompt.json, those of them present).
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { decodeModelAnswer } from "#app/model-output.ts";
+import { gateEventLog } from "#domain/gate.ts";
+import { ConsolidationOutput, DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { checkEventLog, selectInputs } from "#domain/selector.ts";
+import { measureCompression } from "#eval/compression.ts";
+import { parseEventLines } from "#io/event-file.ts";
+import { record } from "./results.ts";
+
+const root = join(import.meta.dirname, "..");
+const [dirArgument, ...answerArguments] = process.argv.slice(2);
+const dir = resolve(dirArgument ?? join(root, "..", "shared", "data", "model-answers"));
+if (!existsSync(dir)) {
+  console.log(`compression-real: ${dir} is not here; nothing measured`);
+  process.exit(0);
+}
+const subjects = readdirSync(dir, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && existsSync(join(dir, entry.name, "events.jsonl")))
+  .map((entry) => entry.name)
+  .sort();
+const answerFiles =
+  answerArguments.length > 0
+    ? answerArguments
+    : ["answer-v2-prompt.json", "answer-compressing-prompt.json"].filter((file) =>
+        subjects.some((subject) => existsSync(join(dir, subject, file))),
+      );
+
+const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)} %`;
+const ratio = (part: number, whole: number) => (part / whole).toFixed(2);
+
+for (const answerFile of answerFiles) {
+  console.log(`\n${answerFile} (${dir})`);
+  console.log(
+    `${"subject".padEnd(18)} ${"raw".padStart(6)} ${"served".padStart(6)} ${"ratio".padStart(5)}  ${"cold".padStart(4)}  ${"json raw".padStart(8)} ${"json served".padStart(11)}  gate`,
+  );
+  let raw = 0;
+  let served = 0;
+  let rawJson = 0;
+  let servedJson = 0;
+  let passed = 0;
+  let measured = 0;
+  const ratios: number[] = [];
+  for (const subject of subjects) {
+    const answerPath = join(dir, subject, answerFile);
+    if (!existsSync(answerPath)) continue;
+    const events = parseEventLines(
+      readFileSync(join(dir, subject, "events.jsonl"), "utf8"),
+      `${subject}/events.jsonl`,
+      { assignSequence: true },
+    );
+    const highWater = events.reduce((max, event) => Math.max(max, event.sequence), 0);
+    const selection = selectInputs(checkEventLog(events), highWater, DEFAULT_TRUST_POLICY);
+    const candidate = decodeModelAnswer(readFileSync(answerPath, "utf8"));
+    const report = gateEventLog(events, DEFAULT_TRUST_POLICY, candidate);
+    const verdict =
+      report.verdict === "pass"
+        ? "pass"
+        : `REJECT ${[...new Set(report.reasons.map((reason) => reason.code))].join(", ")}`;
+    if (report.verdict === "pass") passed++;
+    const body = ConsolidationOutput.safeParse(JSON.parse(candidate));
+    if (!body.success) {
+      console.log(`${subject.padEnd(18)} the answer does not parse as a ConsolidationOutput; ${verdict}`);
+      continue;
+    }
+    const m = measureCompression(body.data, selection.validInputs, {
+      artifactId: `summary:${subject}:${highWater}:answer`,
+      highWater,
+    });
+    measured++;
+    raw += m.rawTokens;
+    served += m.servedTokens;
+    rawJson += m.rawJsonTokens;
+    servedJson += m.servedJsonTokens;
+    ratios.push(m.servedTokens / m.rawTokens);
+    console.log(
+      `${subject.padEnd(18)} ${String(m.rawTokens).padStart(6)} ${String(m.servedTokens).padStart(6)} ${ratio(m.servedTokens, m.rawTokens).padStart(5)}  ${String(m.coldInputs).padStart(4)}  ${String(m.rawJsonTokens).padStart(8)} ${String(m.servedJsonTokens).padStart(11)}  ${verdict}`,
+    );
+  }
+  if (measured === 0) continue;
+  const worst = Math.max(...ratios);
+  console.log(
+    `${"overall".padEnd(18)} ${String(raw).padStart(6)} ${String(served).padStart(6)} ${ratio(served, raw).padStart(5)}        ${String(rawJson).padStart(8)} ${String(servedJson).padStart(11)}  ${passed}/${measured} pass`,
+  );
+  const overall = served / raw;
+  record({
+    bench: `compression-real ${answerFile.replace(/\.json$/, "")}`,
+    measures: `served / raw tokens of ${measured} realistic logs, both as compact recall text (cl100k_base); real answers in ${answerFile}`,
+    figure: `${percent(served, raw)} overall (${Math.min(...ratios).toFixed(2)}–${worst.toFixed(2)} per log); gate pass ${passed}/${measured}; JSON ${percent(servedJson, rawJson)}`,
+    goal: "≤ 45 % overall, no log above 60 %",
+    met: overall <= 0.45 && worst <= 0.6,
+  });
+}
