@@ -3,6 +3,7 @@ import { canonicalJson, sha256 } from "#domain/hashing.ts";
 import { CUE_CLASSES, type CueCounts } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { Claim, SequencedEvent } from "#domain/schemas.ts";
+import { isOpenTask } from "#domain/selector.ts";
 import type { Prompt, RepairRequest } from "#ports/model.ts";
 
 /**
@@ -37,7 +38,7 @@ export function fillTemplate(template: Prompt, values: Readonly<Record<string, s
 }
 
 /** One input as the model sees it: what it says and where it came from, keys in canonical order. */
-export function eventLine(event: SequencedEvent, withAssertions = true): string {
+export function eventLine(event: SequencedEvent): string {
   return canonicalJson({
     id: event.eventId,
     kind: event.kind,
@@ -46,9 +47,7 @@ export function eventLine(event: SequencedEvent, withAssertions = true): string 
     ...(event.occurredAt === undefined ? {} : { occurredAt: event.occurredAt }),
     ...(event.text === undefined ? {} : { text: event.text }),
     ...(event.kind === "task" ? { taskStatus: event.taskStatus } : {}),
-    ...(withAssertions && event.assertions && event.assertions.length > 0
-      ? { assertions: event.assertions }
-      : {}),
+    ...(event.assertions && event.assertions.length > 0 ? { assertions: event.assertions } : {}),
   });
 }
 
@@ -60,6 +59,24 @@ export function checklistByEvent(context: GateContext): Map<string, string[]> {
     const lines = byEvent.get(item.eventId);
     if (lines) lines.push(checklistLine(item));
     else byEvent.set(item.eventId, [checklistLine(item)]);
+  }
+  return byEvent;
+}
+
+/**
+ * The checklist a segment shows: an event with assertions gets one line instead of its assertion
+ * lines (the assertions are restated exactly by code, beside the model's answer): a pending item for
+ * an open task, otherwise a restatement of what its text says beyond them.
+ */
+export function segmentChecklistByEvent(context: GateContext): Map<string, string[]> {
+  const byEvent = checklistByEvent(context);
+  for (const event of context.selection.validInputs) {
+    if (!event.assertions || event.assertions.length === 0) continue;
+    byEvent.set(event.eventId, [
+      isOpenTask(event)
+        ? pendingChecklistLine(event.eventId)
+        : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text says beyond them (a condition, exception, time window, reason, name), keeping their numbers, dates, ids and cue words`,
+    ]);
   }
   return byEvent;
 }
@@ -77,7 +94,7 @@ function checklistLine(item: Exclude<MustPreserveItem, { kind: "conflict" }>): s
     case "assertion":
       return `- ${item.eventId}: a claim with key ${JSON.stringify(item.key)}, scope ${JSON.stringify(item.scope)}, value ${canonicalJson(item.value)}, polarity ${item.polarity}, derivedFrom [${JSON.stringify(item.eventId)}]`;
     case "pending":
-      return `- ${item.eventId}: an open task: a pending item restating its text, derivedFrom [${JSON.stringify(item.eventId)}]`;
+      return pendingChecklistLine(item.eventId);
     case "text": {
       const keep = [...new Set(item.mentions.map((mention) => mention.raw))];
       const cues = cueWords(item.cues);
@@ -90,6 +107,10 @@ function checklistLine(item: Exclude<MustPreserveItem, { kind: "conflict" }>): s
     case "event":
       return `- ${item.eventId}: a ${item.eventKind}: some claim derives from it; never in coldRefs`;
   }
+}
+
+function pendingChecklistLine(eventId: string): string {
+  return `- ${eventId}: an open task: a pending item restating its text, derivedFrom [${JSON.stringify(eventId)}]`;
 }
 
 const CUE_NAMES: Record<(typeof CUE_CLASSES)[number], string> = {
@@ -164,7 +185,10 @@ export function renderConsolidation(
   return renderedPrompt(template, "ConsolidationOutput", prompt);
 }
 
-/** A segment's rendering: its events (text only, no assertions: those are restated exactly elsewhere). */
+/**
+ * A segment's rendering: its events, each with its assertions when it has any (those are restated
+ * exactly elsewhere; the model restates what the text says beyond them), and their checklist.
+ */
 export function renderSegment(
   template: Prompt,
   checklist: ReadonlyMap<string, readonly string[]>,
@@ -172,7 +196,7 @@ export function renderSegment(
   repair?: { request: RepairRequest; reasons: readonly GateReason[] },
 ): RenderedPrompt {
   const prompt = fillTemplate(template, {
-    inputs: lines(events.map((event) => eventLine(event, false))),
+    inputs: lines(events.map((event) => eventLine(event))),
     checklist: lines(checklistOf(events, checklist)),
     repair: repair ? repairSection(repair.request, repair.reasons) : "",
   });

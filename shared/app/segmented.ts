@@ -3,7 +3,7 @@ import { assertionClaims } from "#domain/consolidator.ts";
 import { budgetTokens, type GateContext, type GateReason } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot, sha256 } from "#domain/hashing.ts";
 import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "#domain/schemas.ts";
-import { isOpenTask, isTextOnly } from "#domain/selector.ts";
+import { isOpenTask } from "#domain/selector.ts";
 import { countTokens } from "#domain/tokens.ts";
 import {
   type Generation,
@@ -25,13 +25,13 @@ import {
 } from "./model-output.ts";
 import { ask, type ModelSettings } from "./one-prompt.ts";
 import {
-  checklistByEvent,
   claimLine,
   eventLine,
   RENDERER_VERSION,
   type RenderedPrompt,
   renderSegment,
   renderSummary,
+  segmentChecklistByEvent,
 } from "./prompt-render.ts";
 import { loadPrompt } from "./prompts.ts";
 
@@ -40,8 +40,10 @@ import { loadPrompt } from "./prompts.ts";
  * subject fits any context window and a rebuild pays only for what changed.
  *
  * - Assertions and conflicts are restated deterministically (exact by construction); the model
- *   writes claims and pending items only for the free-text events, segment by segment, and one
- *   final call writes the summary prose from the merged claims.
+ *   restates the events' texts segment by segment: free-text events as claims, every open task as
+ *   a pending item (with assertions or not), and what an event with assertions says beyond them,
+ *   which becomes the `text` of its restated assertion (so a window, condition or exception in its
+ *   text is not lost); one final call writes the summary prose from the merged claims.
  * - Segment boundaries are content-defined: an event ends a segment when its id's hash falls
  *   under a threshold proportional to its size (or the segment is full), so appending events
  *   changes only the last segment and revoking one changes only its own (and rarely the next).
@@ -65,10 +67,14 @@ export interface Segment {
   root: string;
 }
 
-/** The events a model restates: text-bearing valid inputs (notes and done tasks stay cold). */
-export function textEvents(context: GateContext): SequencedEvent[] {
+/**
+ * The events a model restates: every valid input but notes and done tasks (they stay cold). An
+ * open task always reaches a segment (its pending item is the model's to write); an event with
+ * assertions does too, for what its text says beyond them.
+ */
+export function segmentedEvents(context: GateContext): SequencedEvent[] {
   return context.selection.validInputs.filter(
-    (event) => isTextOnly(event) && event.kind !== "note" && (event.kind !== "task" || isOpenTask(event)),
+    (event) => event.kind !== "note" && (event.kind !== "task" || isOpenTask(event)),
   );
 }
 
@@ -92,7 +98,7 @@ export function segmentEvents(
   };
   for (const event of events) {
     const input =
-      countTokens(eventLine(event, false)) + countTokens((checklist.get(event.eventId) ?? []).join("\n"));
+      countTokens(eventLine(event)) + countTokens((checklist.get(event.eventId) ?? []).join("\n"));
     const output = countTokens(event.text ?? "") + ANSWER_OVERHEAD;
     const weight = Math.max(input / limits.inputTokens, output / limits.outputTokens);
     if (weight > 1)
@@ -114,7 +120,7 @@ function hashFraction(eventId: string): number {
 }
 
 interface SegmentResult {
-  claims: Claim[];
+  claims: SegmentAnswer["claims"];
   pending: PendingItem[];
   record: ModelCallRecord;
 }
@@ -127,7 +133,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
   const summarySchema = { name: "SummaryAnswer", zod: SummaryAnswer, json: modelSchema(SummaryAnswer) };
   const name = `segmented:${model.name}`;
   const segmentsOf = (context: GateContext, checklist: ReadonlyMap<string, readonly string[]>) =>
-    segmentEvents(checklist, textEvents(context), {
+    segmentEvents(checklist, segmentedEvents(context), {
       inputTokens: settings.contextTokens - settings.maxOutputTokens - templateTokens(segmentTemplate),
       outputTokens: Math.floor(settings.maxOutputTokens * 0.75),
     });
@@ -173,7 +179,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     rendererVersion: RENDERER_VERSION,
     repairs: true,
     preview(request: ModelRequest): PromptPreview[] {
-      const checklist = checklistByEvent(request.context);
+      const checklist = segmentChecklistByEvent(request.context);
       // The summary prompt is rendered from the segments' answers, so only they can be shown first.
       return segmentsOf(request.context, checklist).map((segment) => ({
         kind: "segment",
@@ -183,7 +189,7 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     },
     async generate(request: ModelRequest, signal: AbortSignal): Promise<Generation> {
       const { context, repair } = request;
-      const checklist = checklistByEvent(context);
+      const checklist = segmentChecklistByEvent(context);
       const segments = segmentsOf(context, checklist);
       const attempt = repair?.attempt ?? 1;
       const focus = repair ? repairFocus(repair.reasons, segments) : undefined;
@@ -206,21 +212,13 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
           signal,
         );
         if (!parsed.ok) return { claims: [], pending: [], record };
-        return {
-          claims: parsed.value.claims.map((claim) => ({
-            key: claim.key,
-            scope: "global",
-            value: { text: claim.text },
-            polarity: "affirmed",
-            status: "settled",
-            derivedFrom: claim.derivedFrom,
-          })),
-          pending: parsed.value.pending,
-          record,
-        };
+        return { claims: parsed.value.claims, pending: parsed.value.pending, record };
       });
 
-      const claims = [...assertionClaims(context), ...results.flatMap((result) => result.claims)];
+      const claims = withRestatements(
+        assertionClaims(context),
+        results.flatMap((result) => result.claims),
+      );
       const pending = results.flatMap((result) => result.pending);
       const summaryRepair =
         repair && focus?.summary ? { request: repair, reasons: focus.summary } : undefined;
@@ -275,6 +273,36 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
       };
     },
   };
+}
+
+/**
+ * The assertions restated by code, with the model's restatements: one of exactly one event that has
+ * assertions becomes the `text` of the first claim restating that event's assertions (two such
+ * restatements joined by a space), so what its text says beyond them stays beside them; any other
+ * restatement is a claim of its own with a {text} value.
+ */
+function withRestatements(structured: readonly Claim[], restatements: SegmentAnswer["claims"]): Claim[] {
+  const claims = structured.map((claim) => ({ ...claim }));
+  const firstClaimOf = new Map<string, Claim>();
+  for (const claim of claims)
+    for (const id of claim.derivedFrom) if (!firstClaimOf.has(id)) firstClaimOf.set(id, claim);
+  const own: Claim[] = [];
+  for (const restatement of restatements) {
+    const [only, ...others] = restatement.derivedFrom;
+    const target = only !== undefined && others.length === 0 ? firstClaimOf.get(only) : undefined;
+    if (target)
+      target.text = target.text === undefined ? restatement.text : `${target.text} ${restatement.text}`;
+    else
+      own.push({
+        key: restatement.key,
+        scope: "global",
+        value: { text: restatement.text },
+        polarity: "affirmed",
+        status: "settled",
+        derivedFrom: restatement.derivedFrom,
+      });
+  }
+  return [...claims, ...own];
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Deps } from "#app/deps.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { budgetTokens } from "#domain/gate/index.ts";
+import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
 import {
   honestSegmentAnswer,
@@ -173,6 +174,57 @@ describe("segmented consolidation over the wire", () => {
     };
     expect(body.coldRefs.length).toBeGreaterThan(0);
     expect(body.coldRefs.every((id) => id.startsWith("p-"))).toBe(true);
+  });
+
+  it("an open task that carries assertions reaches a pending item, and a structured event keeps what its text says beyond its assertions", async () => {
+    server.script = (request) =>
+      isSummary(request) ? { answer: HONEST_SUMMARY } : { answer: honestSegmentAnswer(request.prompt) };
+    const deps = open(4096, 1024);
+    await appendEvents(deps, "ledger", [
+      {
+        eventId: "l-1",
+        kind: "task",
+        trust: "user",
+        text: "SRE-1452: ask for the soft quota to go from 6 TB to 8 TB by Dec 18.",
+        assertions: [
+          {
+            key: "task.SRE-1452.due",
+            scope: "ticket:SRE-1452",
+            value: { date: "2026-12-18" },
+            polarity: "affirmed",
+          },
+        ],
+      },
+      {
+        eventId: "l-2",
+        kind: "constraint",
+        trust: "user",
+        text: "Never run VACUUM FULL on ledger_entries during business hours (08:00-20:00 Lisbon).",
+        assertions: [
+          {
+            key: "db.vacuum_full_in_business_hours",
+            scope: "db:payments",
+            value: { bool: true },
+            polarity: "negated",
+          },
+        ],
+      },
+      { eventId: "l-3", kind: "fact", trust: "user", text: "The ledger batch runs from 02:00 to 02:40." },
+    ]);
+    const before = server.requests.length;
+    const outcome = await run(deps, await takeSnapshot(deps, "ledger"));
+    expect(outcome.status).toBe("PUBLISHED");
+    if (outcome.status !== "PUBLISHED") return;
+    const segmentPrompts = server.requests.slice(before).filter((r) => !isSummary(r));
+    expect(segmentPrompts.some((r) => r.prompt.includes('"id":"l-1"'))).toBe(true);
+    const body = (await deps.artifacts.readArtifact("ledger", outcome.artifactId)) as ConsolidationOutput;
+    expect(body.pending).toEqual([
+      { text: "SRE-1452: ask for the soft quota to go from 6 TB to 8 TB by Dec 18.", derivedFrom: ["l-1"] },
+    ]);
+    const vacuum = body.claims.find((claim) => claim.key === "db.vacuum_full_in_business_hours");
+    expect(vacuum?.polarity).toBe("negated");
+    expect(vacuum?.text).toContain("(08:00-20:00 Lisbon)");
+    expect(body.claims.filter((claim) => claim.derivedFrom.includes("l-2"))).toHaveLength(1);
   });
 
   it("a model that never fixes its answer is REJECTED after the configured attempts, every attempt kept", async () => {
