@@ -3,8 +3,11 @@ import { seededRandom } from "#domain/seeded-random.ts";
 import { syntheticLog } from "./mutations.ts";
 
 /**
- * A gold fact of an evaluation dataset: what a consolidation of the subject must keep. Either a
- * structured fact (key, scope, value, polarity) or a literal mention that some claim must hold.
+ * A gold fact of an evaluation dataset: what a consolidation of the subject must keep. A
+ * structured fact (key, scope, value, polarity), a literal mention that some claim must hold, or a
+ * fact in words (`fact`, `words`): what an agent relying on the memory must still know, kept when
+ * the claims and pending items deriving from its evidence hold every one of the words that must
+ * survive (numbers, dates, ids, names, negation and condition words; a list is alternatives).
  */
 export interface GoldFact {
   subject: string;
@@ -13,6 +16,10 @@ export interface GoldFact {
   value?: unknown;
   polarity?: "affirmed" | "negated";
   mention?: string;
+  /** The fact as a sentence, for people and for the judge. */
+  fact?: string;
+  /** The words that must survive; an entry that is a list is satisfied by any one of its words. */
+  words?: Array<string | string[]>;
   evidence: string[];
   contested: boolean;
 }

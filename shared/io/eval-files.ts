@@ -12,11 +12,22 @@ const GoldLine = z
     value: z.unknown().optional(),
     polarity: z.enum(["affirmed", "negated"]).optional(),
     mention: z.string().min(1).optional(),
+    fact: z.string().min(1).optional(),
+    words: z
+      .array(z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), {
+        error: "words must list the words that must survive (a list inside is alternatives)",
+      })
+      .min(1)
+      .optional(),
     evidence: z.array(z.string()).default([]),
     contested: z.boolean().default(false),
   })
-  .refine((fact) => fact.key !== undefined || fact.mention !== undefined, {
-    error: "a gold fact names a key (with its value) or a literal mention",
+  .refine((fact) => fact.key !== undefined || fact.mention !== undefined || fact.words !== undefined, {
+    error: "a gold fact names a key (with its value), a literal mention, or the words that must survive",
+  })
+  .refine((fact) => fact.words === undefined || fact.evidence.length > 0, {
+    error: "a gold fact in words names its evidence events",
+    path: ["evidence"],
   });
 
 function lines(text: string): Array<[number, string]> {
@@ -54,7 +65,7 @@ export function parseDataset(text: string, name: string): Map<string, MemoryEven
   return dataset;
 }
 
-/** Gold facts: JSON Lines of {subject, key, scope, value, polarity | mention, evidence, contested}. */
+/** Gold facts: JSON Lines of {subject, key, scope, value, polarity | mention | fact, words, evidence, contested}. */
 export function parseGold(text: string, name: string): GoldFact[] {
   return lines(text).map(([number, line]) => {
     const parsed = GoldLine.safeParse(parseLine(line, name, number));
