@@ -7,7 +7,8 @@
 //
 // DIR holds <subject>/events.jsonl and the answer files (default ../shared/data/model-answers,
 // the eight shared logs; answer files default to answer-v2-prompt.json and
-// answer-compressing-prompt.json, those of them present).
+// answer-compressing-prompt.json, those of them present). With the gold of examples/eval
+// (realistic-gold.jsonl), each answer's key-fact recall too: facts served hot with their words.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { decodeModelAnswer } from "#app/model-output.ts";
@@ -15,6 +16,8 @@ import { gateEventLog } from "#domain/gate.ts";
 import { ConsolidationOutput, DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { measureCompression } from "#eval/compression.ts";
+import { servedFact } from "#eval/gold-words.ts";
+import { parseGold } from "#io/eval-files.ts";
 import { parseEventLines } from "#io/event-file.ts";
 import { record } from "./results.ts";
 
@@ -36,13 +39,16 @@ const answerFiles =
         subjects.some((subject) => existsSync(join(dir, subject, file))),
       );
 
+const goldFile = join(root, "examples", "eval", "realistic-gold.jsonl");
+const gold = existsSync(goldFile) ? parseGold(readFileSync(goldFile, "utf8"), goldFile) : [];
+
 const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)} %`;
 const ratio = (part: number, whole: number) => (part / whole).toFixed(2);
 
 for (const answerFile of answerFiles) {
   console.log(`\n${answerFile} (${dir})`);
   console.log(
-    `${"subject".padEnd(18)} ${"raw".padStart(6)} ${"served".padStart(6)} ${"ratio".padStart(5)}  ${"cold".padStart(4)}  ${"json raw".padStart(8)} ${"json served".padStart(11)}  gate`,
+    `${"subject".padEnd(18)} ${"raw".padStart(6)} ${"served".padStart(6)} ${"ratio".padStart(5)}  ${"cold".padStart(4)}  ${"json raw".padStart(8)} ${"json served".padStart(11)}  ${"gold".padStart(7)}  gate`,
   );
   let raw = 0;
   let served = 0;
@@ -50,6 +56,9 @@ for (const answerFile of answerFiles) {
   let servedJson = 0;
   let passed = 0;
   let measured = 0;
+  let facts = 0;
+  let factsKept = 0;
+  const missed: string[] = [];
   const ratios: number[] = [];
   for (const subject of subjects) {
     const answerPath = join(dir, subject, answerFile);
@@ -83,20 +92,33 @@ for (const answerFile of answerFiles) {
     rawJson += m.rawJsonTokens;
     servedJson += m.servedJsonTokens;
     ratios.push(m.servedTokens / m.rawTokens);
+    const subjectGold = gold.filter((fact) => fact.subject === subject);
+    const kept = subjectGold.filter((fact) => {
+      const served = servedFact(fact, body.data);
+      if (!served.kept)
+        missed.push(
+          `  ${subject}: ${fact.fact} (${served.lines.length === 0 ? `cold: ${fact.evidence.join(", ")}` : `lost: ${served.missing.join(", ") || "not contested"}`})`,
+        );
+      return served.kept;
+    }).length;
+    facts += subjectGold.length;
+    factsKept += kept;
     console.log(
-      `${subject.padEnd(18)} ${String(m.rawTokens).padStart(6)} ${String(m.servedTokens).padStart(6)} ${ratio(m.servedTokens, m.rawTokens).padStart(5)}  ${String(m.coldInputs).padStart(4)}  ${String(m.rawJsonTokens).padStart(8)} ${String(m.servedJsonTokens).padStart(11)}  ${verdict}`,
+      `${subject.padEnd(18)} ${String(m.rawTokens).padStart(6)} ${String(m.servedTokens).padStart(6)} ${ratio(m.servedTokens, m.rawTokens).padStart(5)}  ${String(m.coldInputs).padStart(4)}  ${String(m.rawJsonTokens).padStart(8)} ${String(m.servedJsonTokens).padStart(11)}  ${`${kept}/${subjectGold.length}`.padStart(7)}  ${verdict}`,
     );
   }
   if (measured === 0) continue;
   const worst = Math.max(...ratios);
   console.log(
-    `${"overall".padEnd(18)} ${String(raw).padStart(6)} ${String(served).padStart(6)} ${ratio(served, raw).padStart(5)}        ${String(rawJson).padStart(8)} ${String(servedJson).padStart(11)}  ${passed}/${measured} pass`,
+    `${"overall".padEnd(18)} ${String(raw).padStart(6)} ${String(served).padStart(6)} ${ratio(served, raw).padStart(5)}        ${String(rawJson).padStart(8)} ${String(servedJson).padStart(11)}  ${`${factsKept}/${facts}`.padStart(7)}  ${passed}/${measured} pass`,
   );
+  if (missed.length > 0)
+    console.log(`gold facts not served hot with their words (${missed.length}):\n${missed.join("\n")}`);
   const overall = served / raw;
   record({
     bench: `compression-real ${answerFile.replace(/\.json$/, "")}`,
     measures: `served / raw tokens of ${measured} realistic logs, both as compact recall text (cl100k_base); real answers in ${answerFile}`,
-    figure: `${percent(served, raw)} overall (${Math.min(...ratios).toFixed(2)}–${worst.toFixed(2)} per log); gate pass ${passed}/${measured}; JSON ${percent(servedJson, rawJson)}`,
+    figure: `${percent(served, raw)} overall (${Math.min(...ratios).toFixed(2)}–${worst.toFixed(2)} per log); gate pass ${passed}/${measured}; JSON ${percent(servedJson, rawJson)}${facts > 0 ? `; key-fact recall ${percent(factsKept, facts)} (${factsKept}/${facts} gold facts)` : ""}`,
     goal: "≤ 45 % overall, no log above 60 %",
     met: overall <= 0.45 && worst <= 0.6,
   });

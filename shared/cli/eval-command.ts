@@ -12,10 +12,11 @@ import { EXIT, UsageError } from "./output.ts";
 export const EVAL_USAGE = `memgate eval --dataset FILE.jsonl [--gold FILE.jsonl] [--sample N] [--seed S] [--model NAME] [--json]
 
 Rebuilds each (sampled) subject of a dataset from its raw events on a throwaway store (nothing is
-published anywhere) and measures the answer: key-fact recall (gold facts kept, or the must-preserve
-set without gold), false-new-fact rate (claims an independent checker finds unsupported by their
-cited events), conflict retention, token reduction (raw valid events vs the answer, cl100k_base)
-and stale-visible. Exit 1 when the false-new-fact rate or stale-visible is above 0.`;
+published anywhere) and measures the answer: key-fact recall (gold facts kept: a fact in words
+only when served hot with its words; without gold, the must-preserve set), false new facts (claims
+an independent checker finds unsupported by their cited events), conflict retention, served vs raw
+tokens as recall text (what an agent reads, cl100k_base), token reduction (JSON), first-try pass
+rate and stale-visible. Exit 1 when the false-new-fact rate or stale-visible is above 0.`;
 
 const count = (value: string | undefined, flag: string): number | undefined => {
   if (value === undefined) return undefined;
@@ -65,7 +66,9 @@ export async function evalCommand(
             `  false-new-fact rate  ${shown(report.falseNewFactRate)}${(report.falseNewFactRate ?? 0) > 0 ? "  BLOCKING" : ""}`,
             `    of which the judge  ${shown(report.judgeFalseNewFactRate)}${deps.judge ? ` (${deps.judge.name})` : " (no judge: set MEMGATE_JUDGE)"}`,
             `  conflict retention   ${shown(report.conflictRetention)}`,
+            `  served / raw tokens  ${shown(report.servedToRawTokens)} (recall text)`,
             `  token reduction      ${shown(report.tokenReduction)}`,
+            `  first-try pass rate  ${shown(report.firstTryPassRate)}`,
             `  stale visible        ${report.staleVisible}${report.staleVisible > 0 ? "  BLOCKING" : ""}`,
           ].join("\n"),
     );

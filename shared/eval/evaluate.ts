@@ -7,6 +7,8 @@ import type { Claim, ConsolidationOutput, MemoryEvent, SequencedEvent } from "#d
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
 import { countTokens } from "#domain/tokens.ts";
+import { measureCompression } from "./compression.ts";
+import { servedFact } from "./gold-words.ts";
 import { independentlySupported } from "./independent-check.ts";
 import type { GoldFact } from "./synthetic.ts";
 
@@ -24,6 +26,16 @@ export interface EvalSubject {
   conflictsKept: number;
   rawTokens: number;
   recallTokens: number;
+  /** The raw valid events as a raw recall and the answer as its summary recall, both as recall text (cl100k_base). */
+  rawTextTokens: number;
+  servedTextTokens: number;
+  /** Valid inputs no claim or pending item derives from. */
+  coldInputs: number;
+  /** Attempts the generation took (repair), and whether the first answer passed the gate. */
+  attempts: number;
+  firstTryPass: boolean;
+  /** The gold facts not kept (their sentence, key or mention), with the words that did not survive. */
+  missedFacts: string[];
 }
 
 export interface EvalReport {
@@ -38,6 +50,12 @@ export interface EvalReport {
   conflictRetention: number | null;
   /** 1 − recall tokens / raw valid-event tokens (cl100k_base), over all subjects. */
   tokenReduction: number | null;
+  /** Served tokens / raw tokens, both as recall text (CONTRACT §5a: what an agent reads), over all subjects. */
+  servedToRawTokens: number | null;
+  /** Claims found unsupported by their cited events (the independent checker, and the judge when configured). */
+  falseNewFacts: number;
+  /** Subjects whose first answer passed the gate, of all subjects. */
+  firstTryPassRate: number | null;
   /** Summaries served while their inputs changed: none can be, nothing is published in an eval. */
   staleVisible: number;
   gateRejected: number;
@@ -95,6 +113,12 @@ export async function evaluate(
       sum((s) => s.conflicts),
     ),
     tokenReduction: rawTokens === 0 ? null : 1 - sum((s) => s.recallTokens) / rawTokens,
+    servedToRawTokens: ratio(
+      sum((s) => s.servedTextTokens),
+      sum((s) => s.rawTextTokens),
+    ),
+    falseNewFacts: sum((s) => s.unsupportedClaims),
+    firstTryPassRate: ratio(perSubject.filter((s) => s.firstTryPass).length, perSubject.length),
     staleVisible: 0,
     gateRejected: perSubject.filter((s) => s.verdict === "reject").length,
     keyFactSource: gold === null ? "must-preserve" : "gold",
@@ -124,10 +148,13 @@ async function evaluateSubject(
 
   let keyFacts: number;
   let keyFactsKept: number;
+  const missedFacts: string[] = [];
   if (gold !== null) {
     const facts = gold.filter((fact) => fact.subject === subject);
     keyFacts = facts.length;
-    keyFactsKept = facts.filter((fact) => goldKept(fact, body)).length;
+    const kept = await keptGoldFacts(deps, facts, body);
+    keyFactsKept = kept.filter((k) => k.kept).length;
+    missedFacts.push(...kept.filter((k) => !k.kept).map((k) => k.why));
   } else {
     const { checklist } = gateChecklist(context, body);
     keyFacts = checklist.length;
@@ -158,6 +185,11 @@ async function evaluateSubject(
   const listed = new Set(body.unresolvedConflicts.map((c) => `${c.key}\u0000${c.scope}`));
   const conflicts = context.selection.conflicts;
   const { coldRefs: _cold, ...served } = body;
+  const text = measureCompression(body, valid, {
+    artifactId: generated.artifactId,
+    highWater: snapshot.highWater,
+  });
+  const attempts = generated.manifest.generation?.attempts ?? 1;
   return {
     subject,
     verdict: generated.gate.verdict,
@@ -171,7 +203,64 @@ async function evaluateSubject(
     conflictsKept: conflicts.filter((c) => listed.has(`${c.key}\u0000${c.scope}`)).length,
     rawTokens: countTokens(JSON.stringify(valid.map(({ sequence: _s, ...event }) => event))),
     recallTokens: countTokens(JSON.stringify(served)),
+    rawTextTokens: text.rawTokens,
+    servedTextTokens: text.servedTokens,
+    coldInputs: text.coldInputs,
+    attempts,
+    firstTryPass: attempts === 1 && generated.gate.verdict === "pass",
+    missedFacts,
   };
+}
+
+/**
+ * Which gold facts the answer keeps. A fact in words is kept when it is served hot with its words
+ * (`servedFact`) and, with a judge configured, the judge does not find it unsupported by the lines
+ * that serve it (one call for the subject); the other facts as `goldKept` reads them.
+ */
+async function keptGoldFacts(
+  deps: Deps,
+  facts: readonly GoldFact[],
+  body: ConsolidationOutput,
+): Promise<Array<{ kept: boolean; why: string }>> {
+  const results = facts.map((fact) => {
+    const name = fact.fact ?? fact.key ?? fact.mention ?? "";
+    if (fact.words === undefined) return { kept: goldKept(fact, body), why: name, lines: [] as string[] };
+    const served = servedFact(fact, body);
+    const why =
+      served.lines.length === 0
+        ? `cold: ${fact.evidence.join(", ")}`
+        : served.missing.length > 0
+          ? `lost: ${served.missing.join(", ")}`
+          : "not contested";
+    return { kept: served.kept, why: `${name} (${why})`, lines: served.lines };
+  });
+  const judged = results.flatMap((result, index) => {
+    const fact = facts[index];
+    return result.kept && fact?.words !== undefined ? [{ result, fact, id: `g-${index + 1}` }] : [];
+  });
+  if (!deps.judge || judged.length === 0) return results;
+  const items = judged.map(({ result, fact, id }) => ({
+    id,
+    text: fact.fact ?? (fact.words ?? []).flat().join(" "),
+    // The lines that serve the fact, as the judge reads cited events.
+    events: result.lines.map(
+      (line, i): SequencedEvent => ({
+        eventId: `served-${i + 1}`,
+        sequence: i + 1,
+        kind: "fact",
+        trust: "user",
+        text: line,
+      }),
+    ),
+  }));
+  const { verdicts } = await deps.judge.judge(items, AbortSignal.timeout(deps.generationTimeoutMs));
+  for (const { result, fact, id } of judged) {
+    const verdict = verdicts.get(id);
+    if (verdict?.verdict !== "unsupported") continue;
+    result.kept = false;
+    result.why = `${fact.fact ?? ""} (the judge ${deps.judge.name}: ${verdict.reason})`;
+  }
+  return results;
 }
 
 /** A gold fact is kept when a claim states it (same key, scope, polarity, value) or holds its literal. */

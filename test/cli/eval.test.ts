@@ -71,4 +71,34 @@ describe("memgate eval", () => {
     expect(report).toMatchObject({ subjects: 3, keyFactSource: "must-preserve", falseNewFactRate: 0 });
     expect(report.tokenReduction).toBeGreaterThan(0);
   });
+
+  it("measures the realistic logs against their gold in words: served vs raw tokens as recall text, first-try passes, facts left cold named", async () => {
+    const examples = join(import.meta.dirname, "../../examples/eval");
+    const result = await memgate([
+      "eval",
+      "--dataset",
+      join(examples, "realistic.jsonl"),
+      "--gold",
+      join(examples, "realistic-gold.jsonl"),
+      "--json",
+    ]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({
+      subjects: 8,
+      keyFactSource: "gold",
+      falseNewFacts: 0,
+      firstTryPassRate: 1,
+      conflictRetention: 1,
+    });
+    expect(report.servedToRawTokens).toBeGreaterThan(0);
+    expect(report.servedToRawTokens).toBeLessThan(1);
+    // The deterministic consolidator restates assertions only and leaves notes cold: a note that
+    // holds open items is a gold fact it loses, and so is a constraint's window beyond its assertions.
+    expect(report.keyFactRecall).toBeLessThan(1);
+    const devops = report.perSubject.find((s: { subject: string }) => s.subject === "devops-ana");
+    expect(devops.missedFacts).toContainEqual(expect.stringContaining("(cold: ana-28)"));
+    expect(devops.missedFacts).toContainEqual(expect.stringMatching(/VACUUM FULL.*\(lost: 08:00, 20:00\)/));
+    expect(devops.rawTextTokens).toBeGreaterThan(devops.servedTextTokens);
+  });
 });
