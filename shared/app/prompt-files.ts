@@ -1,8 +1,11 @@
 import consolidateV1 from "../../prompts/consolidate-v1.md";
 import consolidateV2 from "../../prompts/consolidate-v2.md";
+import consolidateV3 from "../../prompts/consolidate-v3.md";
 import judgeV1 from "../../prompts/judge-v1.md";
 import segmentV1 from "../../prompts/segment-v1.md";
+import segmentV2 from "../../prompts/segment-v2.md";
 import summaryV1 from "../../prompts/summary-v1.md";
+import summaryV2 from "../../prompts/summary-v2.md";
 
 /**
  * The versioned prompt files (`prompts/<version>.md`) by version, imported as text: esbuild's text
@@ -14,7 +17,10 @@ import summaryV1 from "../../prompts/summary-v1.md";
 export const PROMPT_FILES: Readonly<Record<string, string>> = {
   "consolidate-v1": consolidateV1,
   "consolidate-v2": consolidateV2,
+  "consolidate-v3": consolidateV3,
   "segment-v1": segmentV1,
+  "segment-v2": segmentV2,
   "summary-v1": summaryV1,
+  "summary-v2": summaryV2,
   "judge-v1": judgeV1,
 };

@@ -1,6 +1,6 @@
 import type { GateContext, GateReason } from "#domain/gate/index.ts";
 import { canonicalJson, sha256 } from "#domain/hashing.ts";
-import { CUE_CLASSES, type CueCounts } from "#domain/mentions.ts";
+import { CUE_CLASSES, CUE_PHRASES, type CueClass, type CueCounts, countCues } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { Claim, SequencedEvent } from "#domain/schemas.ts";
 import { isOpenTask } from "#domain/selector.ts";
@@ -51,14 +51,33 @@ export function eventLine(event: SequencedEvent): string {
   });
 }
 
+/**
+ * How a template's checklist is worded. `classes` (consolidate-v1/v2, segment-v1): cue classes by
+ * their grammatical names, as those templates were written and answered (their rendered bytes, and
+ * so the hashes recorded answers are filed under, never change). `words` (consolidate-v3,
+ * segment-v2): each class named by what its words mean, with the words the source holds ("at-least
+ * / more-than words: 2 (超过)"), since models read "lower bound" for 超过 in 不要超过 as an error.
+ */
+export type ChecklistWording = "classes" | "words";
+
+const WORDED_TEMPLATES = new Set(["consolidate-v3", "segment-v2"]);
+
+export function checklistWording(template: Prompt): ChecklistWording {
+  return WORDED_TEMPLATES.has(template.version) ? "words" : "classes";
+}
+
 /** The must-preserve items of each event, one line each, in the order the set lists them. */
-export function checklistByEvent(context: GateContext): Map<string, string[]> {
+export function checklistByEvent(
+  context: GateContext,
+  wording: ChecklistWording = "classes",
+): Map<string, string[]> {
   const byEvent = new Map<string, string[]>();
   for (const item of context.mustPreserve) {
     if (item.kind === "conflict") continue;
+    const line = checklistLine(item, wording, context.eventsById.get(item.eventId)?.text ?? "");
     const lines = byEvent.get(item.eventId);
-    if (lines) lines.push(checklistLine(item));
-    else byEvent.set(item.eventId, [checklistLine(item)]);
+    if (lines) lines.push(line);
+    else byEvent.set(item.eventId, [line]);
   }
   return byEvent;
 }
@@ -68,14 +87,19 @@ export function checklistByEvent(context: GateContext): Map<string, string[]> {
  * lines (the assertions are restated exactly by code, beside the model's answer): a pending item for
  * an open task, otherwise a restatement of what its text says beyond them.
  */
-export function segmentChecklistByEvent(context: GateContext): Map<string, string[]> {
-  const byEvent = checklistByEvent(context);
+export function segmentChecklistByEvent(
+  context: GateContext,
+  wording: ChecklistWording = "classes",
+): Map<string, string[]> {
+  const byEvent = checklistByEvent(context, wording);
   for (const event of context.selection.validInputs) {
     if (!event.assertions || event.assertions.length === 0) continue;
     byEvent.set(event.eventId, [
       isOpenTask(event)
-        ? pendingChecklistLine(event.eventId)
-        : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text says beyond them (a condition, exception, time window, reason, name), keeping their numbers, dates, ids and cue words`,
+        ? pendingChecklistLine(event.eventId, wording)
+        : wording === "words"
+          ? `- ${event.eventId}: its assertions are restated exactly elsewhere: restate only what its text adds to them (a condition, exception, time window, reason, name), or nothing when it adds nothing`
+          : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text says beyond them (a condition, exception, time window, reason, name), keeping their numbers, dates, ids and cue words`,
     ]);
   }
   return byEvent;
@@ -89,14 +113,29 @@ function checklistOf(
   return events.flatMap((event) => byEvent.get(event.eventId) ?? []);
 }
 
-function checklistLine(item: Exclude<MustPreserveItem, { kind: "conflict" }>): string {
+function checklistLine(
+  item: Exclude<MustPreserveItem, { kind: "conflict" }>,
+  wording: ChecklistWording,
+  text: string,
+): string {
   switch (item.kind) {
     case "assertion":
-      return `- ${item.eventId}: a claim with key ${JSON.stringify(item.key)}, scope ${JSON.stringify(item.scope)}, value ${canonicalJson(item.value)}, polarity ${item.polarity}, derivedFrom [${JSON.stringify(item.eventId)}]`;
+      return wording === "words"
+        ? `- ${item.eventId}: key ${JSON.stringify(item.key)}, scope ${JSON.stringify(item.scope)}, value ${canonicalJson(item.value)}, ${item.polarity}`
+        : `- ${item.eventId}: a claim with key ${JSON.stringify(item.key)}, scope ${JSON.stringify(item.scope)}, value ${canonicalJson(item.value)}, polarity ${item.polarity}, derivedFrom [${JSON.stringify(item.eventId)}]`;
     case "pending":
-      return pendingChecklistLine(item.eventId);
+      return pendingChecklistLine(item.eventId, wording);
     case "text": {
       const keep = [...new Set(item.mentions.map((mention) => mention.raw))];
+      if (wording === "words") {
+        const parts = [
+          keep.length > 0 ? keep.join(", ") : "",
+          ...CUE_CLASSES.filter((cls) => item.cues[cls] > 0).map(
+            (cls) => `${CUE_WORDINGS[cls]} ${item.cues[cls]} (${cueWordsIn(text, cls).join(", ")})`,
+          ),
+        ].filter(Boolean);
+        return `- ${item.eventId}: its restatement keeps ${parts.join("; ")}`;
+      }
       const cues = cueWords(item.cues);
       const parts = [
         keep.length > 0 ? `keep ${keep.join(", ")}` : "",
@@ -109,11 +148,13 @@ function checklistLine(item: Exclude<MustPreserveItem, { kind: "conflict" }>): s
   }
 }
 
-function pendingChecklistLine(eventId: string): string {
-  return `- ${eventId}: an open task: a pending item restating its text, derivedFrom [${JSON.stringify(eventId)}]`;
+function pendingChecklistLine(eventId: string, wording: ChecklistWording): string {
+  return wording === "words"
+    ? `- ${eventId}: an open task: a pending item`
+    : `- ${eventId}: an open task: a pending item restating its text, derivedFrom [${JSON.stringify(eventId)}]`;
 }
 
-const CUE_NAMES: Record<(typeof CUE_CLASSES)[number], string> = {
+const CUE_NAMES: Record<CueClass, string> = {
   negation: "negations",
   upperBound: "upper bounds",
   lowerBound: "lower bounds",
@@ -127,6 +168,69 @@ function cueWords(cues: CueCounts): string {
   return CUE_CLASSES.filter((cls) => cues[cls] > 0)
     .map((cls) => `${CUE_NAMES[cls]} (${cues[cls]})`)
     .join(", ");
+}
+
+/** The cue classes as the `words` checklist names them: by what their words mean. */
+const CUE_WORDINGS: Record<CueClass, string> = {
+  negation: "negations",
+  upperBound: "at-most words",
+  lowerBound: "at-least / more-than words",
+  strongModality: "must words",
+  weakModality: "may words",
+  universal: "every words",
+  existential: "some words",
+};
+
+/**
+ * Each cue class and the words that count for it (CONTRACT §4b), one line each: what a `words`
+ * template tells the model to keep the count of. Read from the gate's own list.
+ */
+export function cueWordLines(): string {
+  return CUE_CLASSES.map((cls) => {
+    const phrases = CUE_PHRASES.filter(([, phraseClass]) => phraseClass === cls).map(([phrase]) => phrase);
+    const notCues = CUE_PHRASES.filter(([, phraseClass]) => phraseClass === null).map(([phrase]) => phrase);
+    const more =
+      cls === "negation" ? `, and any word ending in n't (not counted: ${notCues.join(", ")})` : "";
+    return `- ${CUE_WORDINGS[cls]}: ${phrases.join(", ")}${more}`;
+  }).join("\n");
+}
+
+/**
+ * The words of `text` the gate counts in a cue class: each candidate of the class the text holds
+ * whose removal lowers the class's count (so 不 inside 不超过 is not a negation, and 超过 inside
+ * 不要超过 is an at-least / more-than word). Read from the gate's own counting.
+ */
+function cueWordsIn(text: string, cls: CueClass): string[] {
+  const normal = text.normalize("NFKC");
+  const count = countCues(normal)[cls];
+  const candidates = [
+    ...CUE_PHRASES.filter(([, phraseClass]) => phraseClass === cls).map(([phrase]) => phrase),
+    ...(cls === "negation" ? (normal.match(/[\p{L}]+n['’]t\b/giu) ?? []) : []),
+  ];
+  const patternOf = (phrase: string) =>
+    /^[a-z]/i.test(phrase)
+      ? new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(phrase)}(?![\\p{L}\\p{N}])`, "giu")
+      : new RegExp(escapeRegExp(phrase), "gu");
+  const spans = (phrase: string): Array<readonly [number, number]> =>
+    [...normal.matchAll(patternOf(phrase))].map(
+      (found) => [found.index, found.index + found[0].length] as const,
+    );
+  const counted = [...new Set(candidates)].filter(
+    (phrase) =>
+      spans(phrase).length > 0 &&
+      countCues(normal.replace(patternOf(phrase), (found) => " ".repeat(found.length)))[cls] < count,
+  );
+  // A phrase seen only inside a longer counted one (不 in 不要) is that one's part, not a cue of its own.
+  return counted.filter((phrase) => {
+    const longer = counted
+      .filter((other) => other.length > phrase.length && other.includes(phrase))
+      .flatMap(spans);
+    return spans(phrase).some(([start, end]) => !longer.some(([from, to]) => from <= start && end <= to));
+  });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export function conflictLines(context: GateContext): string[] {
@@ -164,7 +268,11 @@ export function repairSection(repair: RepairRequest | undefined, reasons = repai
   ].join("\n");
 }
 
-/** The one-prompt rendering: every valid input, the whole checklist, the conflicts and the budget. */
+/**
+ * The one-prompt rendering: every valid input, the whole checklist, the conflicts and the budget.
+ * A template takes the placeholders it names: `budget` (v1, v2) and `size` (v3) say the budget each
+ * in their template's words, `cueWords` lists the words each cue class counts.
+ */
 export function renderConsolidation(
   template: Prompt,
   context: GateContext,
@@ -174,12 +282,17 @@ export function renderConsolidation(
   const prompt = fillTemplate(template, {
     validIds: inputs.length > 0 ? inputs.map((event) => event.eventId).join(", ") : "(none)",
     inputs: lines(inputs.map((event) => eventLine(event))),
-    checklist: lines(checklistOf(inputs, checklistByEvent(context))),
+    checklist: lines(checklistOf(inputs, checklistByEvent(context, checklistWording(template)))),
     conflicts: lines(conflictLines(context)),
     budget:
       options.budget === undefined
         ? "There is no token budget: keep every input that matters."
         : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): when it would not, leave the lowest-value inputs (notes, done tasks) in coldRefs; never drop a checklist item.`,
+    size:
+      options.budget === undefined
+        ? "There is no fixed budget, but the answer is what an agent reads in place of these events every time: make it as short as these rules allow."
+        : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): shorten the wording and leave more of what no later step needs cold; never drop a checklist item.`,
+    cueWords: cueWordLines(),
     repair: repairSection(options.repair),
   });
   return renderedPrompt(template, "ConsolidationOutput", prompt);
@@ -198,6 +311,7 @@ export function renderSegment(
   const prompt = fillTemplate(template, {
     inputs: lines(events.map((event) => eventLine(event))),
     checklist: lines(checklistOf(events, checklist)),
+    cueWords: cueWordLines(),
     repair: repair ? repairSection(repair.request, repair.reasons) : "",
   });
   return renderedPrompt(template, "SegmentAnswer", prompt);

@@ -15,3 +15,23 @@ export function loadPrompt(version: string = DEFAULT_PROMPT_VERSION): Prompt {
     );
   return { version, text, hash: sha256(text) };
 }
+
+/**
+ * The segment and summary templates a segmented generation uses with each consolidate template:
+ * choosing the consolidate version (`--prompt`, MEMGATE_PROMPT) chooses the whole family, so the
+ * recorded answers of one family keep replaying while another is tried.
+ */
+const SEGMENTED_TEMPLATES: Readonly<Record<string, { segment: string; summary: string }>> = {
+  "consolidate-v1": { segment: "segment-v1", summary: "summary-v1" },
+  "consolidate-v2": { segment: "segment-v1", summary: "summary-v1" },
+  "consolidate-v3": { segment: "segment-v2", summary: "summary-v2" },
+};
+
+export function segmentedTemplates(consolidateVersion: string): { segment: string; summary: string } {
+  const templates = SEGMENTED_TEMPLATES[consolidateVersion];
+  if (templates === undefined)
+    throw new Error(
+      `prompt ${consolidateVersion} has no segment and summary templates; known: ${Object.keys(SEGMENTED_TEMPLATES).join(", ")}`,
+    );
+  return templates;
+}

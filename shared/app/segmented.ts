@@ -25,6 +25,7 @@ import {
 } from "./model-output.ts";
 import { ask, type ModelSettings } from "./one-prompt.ts";
 import {
+  checklistWording,
   claimLine,
   eventLine,
   RENDERER_VERSION,
@@ -33,7 +34,7 @@ import {
   renderSummary,
   segmentChecklistByEvent,
 } from "./prompt-render.ts";
-import { loadPrompt } from "./prompts.ts";
+import { loadPrompt, segmentedTemplates } from "./prompts.ts";
 
 /**
  * Segmented consolidation (model `segmented:<model>`): a prompt per segment of the log, so any
@@ -53,8 +54,6 @@ import { loadPrompt } from "./prompts.ts";
  * - Repair re-asks only the segments the gate's reasons point at (and the summary when they
  *   concern it), handing each its own reasons.
  */
-export const SEGMENT_TEMPLATE = "segment-v1";
-export const SUMMARY_TEMPLATE = "summary-v1";
 
 /** Tokens each restated event adds to an answer beyond its text (key, derivedFrom, JSON). */
 const ANSWER_OVERHEAD = 40;
@@ -125,14 +124,31 @@ interface SegmentResult {
   record: ModelCallRecord;
 }
 
+/**
+ * The templates of one segmented generation, chosen by the request's consolidate template (its
+ * version is the setting: `--prompt`, MEMGATE_PROMPT), with the checklist worded as the segment
+ * template reads it.
+ */
+function templatesFor(request: ModelRequest) {
+  const { segment, summary } = segmentedTemplates(request.prompt.version);
+  const segmentTemplate = loadPrompt(segment);
+  return {
+    segmentTemplate,
+    summaryTemplate: loadPrompt(summary),
+    checklist: segmentChecklistByEvent(request.context, checklistWording(segmentTemplate)),
+  };
+}
+
 export function segmentedGenerator(model: LanguageModel, settings: ModelSettings): ModelPort {
-  const segmentTemplate = loadPrompt(SEGMENT_TEMPLATE);
-  const summaryTemplate = loadPrompt(SUMMARY_TEMPLATE);
   const templateTokens = (template: Prompt) => countTokens(template.text) + 200;
   const segmentSchema = { name: "SegmentAnswer", zod: SegmentAnswer, json: modelSchema(SegmentAnswer) };
   const summarySchema = { name: "SummaryAnswer", zod: SummaryAnswer, json: modelSchema(SummaryAnswer) };
   const name = `segmented:${model.name}`;
-  const segmentsOf = (context: GateContext, checklist: ReadonlyMap<string, readonly string[]>) =>
+  const segmentsOf = (
+    context: GateContext,
+    checklist: ReadonlyMap<string, readonly string[]>,
+    segmentTemplate: Prompt,
+  ) =>
     segmentEvents(checklist, segmentedEvents(context), {
       inputTokens: settings.contextTokens - settings.maxOutputTokens - templateTokens(segmentTemplate),
       outputTokens: Math.floor(settings.maxOutputTokens * 0.75),
@@ -179,9 +195,9 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     rendererVersion: RENDERER_VERSION,
     repairs: true,
     preview(request: ModelRequest): PromptPreview[] {
-      const checklist = segmentChecklistByEvent(request.context);
+      const { segmentTemplate, checklist } = templatesFor(request);
       // The summary prompt is rendered from the segments' answers, so only they can be shown first.
-      return segmentsOf(request.context, checklist).map((segment) => ({
+      return segmentsOf(request.context, checklist, segmentTemplate).map((segment) => ({
         kind: "segment",
         segment: segment.root,
         ...renderSegment(segmentTemplate, checklist, segment.events),
@@ -189,8 +205,8 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     },
     async generate(request: ModelRequest, signal: AbortSignal): Promise<Generation> {
       const { context, repair } = request;
-      const checklist = segmentChecklistByEvent(context);
-      const segments = segmentsOf(context, checklist);
+      const { segmentTemplate, summaryTemplate, checklist } = templatesFor(request);
+      const segments = segmentsOf(context, checklist, segmentTemplate);
       const attempt = repair?.attempt ?? 1;
       const focus = repair ? repairFocus(repair.reasons, segments) : undefined;
 
