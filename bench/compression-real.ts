@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { decodeModelAnswer } from "#app/model-output.ts";
-import { gateEventLog } from "#domain/gate.ts";
+import { gateEventLog } from "#domain/gate/index.ts";
 import { ConsolidationOutput, DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { measureCompression } from "#eval/compression.ts";
