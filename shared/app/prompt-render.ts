@@ -290,7 +290,7 @@ export function renderConsolidation(
         : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): when it would not, leave the lowest-value inputs (notes, done tasks) in coldRefs; never drop a checklist item.`,
     size:
       options.budget === undefined
-        ? "There is no fixed budget, but the answer is what an agent reads in place of these events every time: make it as short as these rules allow."
+        ? "There is no fixed budget, but the answer is what an agent reads in place of these events every time: aim for at most a third of the inputs' length, as short as these rules allow."
         : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): shorten the wording and leave more of what no later step needs cold; never drop a checklist item.`,
     cueWords: cueWordLines(),
     repair: repairSection(options.repair),

@@ -72,7 +72,7 @@ describe("the compressing prompts", () => {
     );
     expect(prompt).toContain("- w-4: an open task: a pending item");
     expect(prompt).toContain("- at-most words: at most, no more than, not more than, up to,");
-    expect(prompt).toContain("make it as short as these rules allow");
+    expect(prompt).toContain("aim for at most a third of the inputs");
     expect(renderConsolidation(loadPrompt("consolidate-v3"), context, { budget: 900 }).prompt).toContain(
       "The answer must fit 900 tokens",
     );
