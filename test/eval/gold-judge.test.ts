@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { evaluate } from "#eval/evaluate.ts";
 import { parseDataset, parseGold } from "#io/eval-files.ts";
-import { InputError } from "#io/event-file.ts";
+import { InputError } from "#ports/errors.ts";
 import type { JudgeItem, JudgePort } from "#ports/judge.ts";
 import { modelDeps } from "../models/fixtures.ts";
 
