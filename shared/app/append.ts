@@ -1,7 +1,10 @@
+import { canonicalJson } from "#domain/hashing.ts";
+import { effectivePolicy } from "#domain/readings.ts";
 import { rebuildReason } from "#domain/rebuild.ts";
-import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
+import type { LatestRule, MemoryEvent, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import {
+  checkEventLog,
   type Selection,
   type SelectorVersion,
   selectInputs,
@@ -100,20 +103,86 @@ export async function requestRebuildIfNeeded(
   return reason;
 }
 
-/** Changes the subject's trust policy (the epoch moves) and marks what it invalidated STALE. */
+/**
+ * Changes the subject's trust policy as set (its `latest` rules included; without them it follows
+ * the store's default). The epoch moves only when the change changes what is readable (validity,
+ * conflicts, which readings are earlier), and what it invalidated is marked STALE.
+ */
 export async function changeTrustPolicy(deps: StoreDeps, subject: string, policy: TrustPolicy) {
+  const { policy: effective, ...outcome } = await restorePolicy(deps, subject, (stored) => ({
+    ...policy,
+    ...(stored.storeLatest ? { storeLatest: stored.storeLatest } : {}),
+  }));
+  return { ...outcome, policy, effectivePolicy: effective };
+}
+
+/**
+ * Sets the store's default `latest` rules and applies them to every subject's clock, one subject
+ * at a time: a subject following the default (no rules of its own) whose readings change moves
+ * its epoch; the others keep theirs. A subject created meanwhile is created under the new rules
+ * (its first write checks them), so after this returns every subject follows them.
+ */
+export async function changeStoreLatest(
+  deps: StoreDeps,
+  latest: readonly LatestRule[],
+): Promise<{ latest: LatestRule[]; subjects: number; epochMoved: string[] }> {
+  const rules = [...latest];
+  await deps.settings.updateSettings({ latest: rules });
+  const epochMoved: string[] = [];
+  const subjects = await deps.events.listSubjects();
+  for (const subject of subjects) {
+    const outcome = await restorePolicy(deps, subject, (stored) => {
+      const { storeLatest: _before, ...asSet } = stored;
+      return rules.length > 0 ? { ...asSet, storeLatest: rules } : asSet;
+    });
+    if (outcome.epochMoved) epochMoved.push(subject);
+  }
+  deps.progress(
+    `store default latest rules set (${rules.length}); ${subjects.length} subjects checked, epoch moved for ${epochMoved.length}${epochMoved.length > 0 ? `: ${epochMoved.join(", ")}` : ""}`,
+  );
+  return { latest: rules, subjects: subjects.length, epochMoved };
+}
+
+/**
+ * Replaces the subject's stored policy by `next(stored)`, conditioned on the clock and the stored
+ * policy read: the epoch moves only when the selection differs under the new policy (a change
+ * that changes nothing moves nothing), and what it invalidated is marked STALE.
+ */
+async function restorePolicy(deps: StoreDeps, subject: string, next: (stored: StoredPolicy) => StoredPolicy) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const snapshot = await deps.events.snapshot(subject);
-    const before = await readSelection(deps, subject, snapshot.highWater);
-    const after = selectInputs(before.events, snapshot.highWater, policy);
-    // A change that leaves every event's validity as it was moves no epoch: the summary stands.
-    const differences = selectionDifferences(before.selection, after);
-    const clock = await deps.events.setTrustPolicy(subject, policy, snapshot, differences.length > 0);
-    if (clock === null) continue; // an append came between: judge again on the new log
+    const stored = await deps.events.storedPolicy(subject);
+    const policy = next(stored);
+    const events = checkEventLog(await deps.events.eventsThrough(subject, snapshot.highWater));
+    const differences = selectionDifferences(
+      selectInputs(events, snapshot.highWater, effectivePolicy(stored)),
+      selectInputs(events, snapshot.highWater, effectivePolicy(policy)),
+    );
+    const unchanged = canonicalJson(policy) === canonicalJson(stored);
+    const clock = unchanged
+      ? { highWater: snapshot.highWater, inputEpoch: snapshot.inputEpoch }
+      : await deps.events.setTrustPolicy(
+          subject,
+          policy,
+          { clock: snapshot, policy: stored },
+          differences.length > 0,
+        );
+    if (clock === null) continue; // an append or another policy change came between: judge again
     if (differences.length === 0)
-      return { ...clock, policy, epochMoved: false, staled: [], rebuildRequested: false };
+      return {
+        ...clock,
+        policy: effectivePolicy(policy),
+        epochMoved: false,
+        staled: [],
+        rebuildRequested: false,
+      };
     deps.progress(`${subject}: ${differences.join("; ")}`);
-    return { ...clock, policy, epochMoved: true, ...(await invalidate(deps, subject)) };
+    return {
+      ...clock,
+      policy: effectivePolicy(policy),
+      epochMoved: true,
+      ...(await invalidate(deps, subject)),
+    };
   }
   throw new StoreContentionError(`the log of ${subject} kept changing while its policy was being set`);
 }

@@ -7,6 +7,7 @@ import {
   type RefusedAttempts,
 } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
+import { earlierReadingInputs } from "#domain/readings.ts";
 import type { GenerationRecord, Manifest, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/selector.ts";
 import type { ArtifactRecord } from "#ports/artifact-records.ts";
@@ -92,6 +93,9 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     promptHash: generation.templates?.map((t) => t.hash).join("+") ?? deps.prompt.hash,
     modelSnapshot: deps.model.name,
     policy: context.selection.policy,
+    ...(context.selection.readings.some((r) => r.earlier.length > 0)
+      ? { earlierReadings: earlierReadingInputs(context.selection.readings) }
+      : {}),
     createdAt: deps.now().toISOString(),
     ...(deps.model.rendererVersion === undefined
       ? {}

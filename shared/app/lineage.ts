@@ -17,6 +17,14 @@ const claimsOf = (body: unknown) => {
   return parsed.success ? parsed.data.claims : [];
 };
 
+/** The earlier readings each input holds (selector v3), from the manifest. */
+function earlierByInput(manifest: Manifest): Map<string, NonNullable<Manifest["earlierReadings"]>> {
+  const byInput = new Map<string, NonNullable<Manifest["earlierReadings"]>>();
+  for (const reading of manifest.earlierReadings ?? [])
+    byInput.set(reading.eventId, [...(byInput.get(reading.eventId) ?? []), reading]);
+  return byInput;
+}
+
 export function lineageProv({ manifest, body, status }: LineageInput): Record<string, unknown> {
   const artifact = `memgate:${manifest.artifactId}`;
   const activity = `memgate:consolidation/${manifest.artifactId}`;
@@ -31,12 +39,25 @@ export function lineageProv({ manifest, body, status }: LineageInput): Record<st
       "memgate:inputRoot": manifest.inputRoot,
     },
   };
-  for (const input of manifest.inputs)
+  const earlier = earlierByInput(manifest);
+  for (const input of manifest.inputs) {
+    const readings = earlier.get(input.eventId);
     entity[`memgate:event/${input.eventId}`] = {
       "prov:type": "memgate:MemoryEvent",
       "memgate:sequence": input.sequence,
       "memgate:hash": input.hash,
+      // Selector v3: a valid input whose reading on these keys a later reading superseded by time.
+      ...(readings
+        ? {
+            "memgate:earlierReadings": readings.map((r) => ({
+              "memgate:key": r.key,
+              "memgate:scope": r.scope,
+              "memgate:supersededBy": `memgate:event/${r.latest}`,
+            })),
+          }
+        : {}),
     };
+  }
   const wasDerivedFrom: Record<string, unknown> = {};
   const used: Record<string, unknown> = {};
   for (const input of manifest.inputs) {
@@ -110,12 +131,23 @@ export function lineageDot({ manifest, body, status }: LineageInput): string {
   lines.push(
     `  ${quote(manifest.artifactId)} -> ${quote(`prompt:${manifest.promptVersion}`)} [label="prompt"];`,
   );
-  for (const input of manifest.inputs) lines.push(`  ${quote(input.eventId)} [shape=ellipse];`);
+  const earlier = earlierByInput(manifest);
+  for (const input of manifest.inputs) {
+    const readings = earlier.get(input.eventId);
+    lines.push(
+      readings
+        ? `  ${quote(input.eventId)} [shape=ellipse, style=dashed, label=${quote(`${input.eventId}\nearlier reading`)}];`
+        : `  ${quote(input.eventId)} [shape=ellipse];`,
+    );
+    for (const reading of readings ?? [])
+      lines.push(
+        `  ${quote(reading.latest)} -> ${quote(input.eventId)} [style=dashed, label=${quote(`later reading of ${reading.key}`)}];`,
+      );
+  }
   claimsOf(body).forEach((claim, index) => {
     const id = `${manifest.artifactId}#claim-${index}`;
-    lines.push(
-      `  ${quote(id)} [shape=box, style=rounded, label=${quote(`${claim.key}${claim.status === "contested" ? " (contested)" : ""}`)}];`,
-    );
+    const marker = claim.status === "contested" ? " (contested)" : "";
+    lines.push(`  ${quote(id)} [shape=box, style=rounded, label=${quote(`${claim.key}${marker}`)}];`);
     lines.push(`  ${quote(manifest.artifactId)} -> ${quote(id)} [label="claims"];`);
     for (const source of claim.derivedFrom)
       lines.push(`  ${quote(id)} -> ${quote(source)} [label="derived from"];`);

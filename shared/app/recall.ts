@@ -1,9 +1,19 @@
 import { z } from "zod";
-import type { ConsolidationOutput, MemoryEvent, SequencedEvent, Snapshot } from "#domain/schemas.ts";
+import { keyScope, positionKey } from "#domain/conflicts.ts";
+import { latestReadingIn, ReadingRules } from "#domain/readings.ts";
+import type {
+  ConsolidationOutput,
+  MemoryEvent,
+  Polarity,
+  SequencedEvent,
+  Snapshot,
+  ValueData,
+} from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
+import { canonicalValue } from "#domain/values.ts";
 import { InputError, NotFoundError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
 import { RecallIndex, searchCold } from "./recall-index.ts";
@@ -35,10 +45,29 @@ export interface Recall {
   events: SequencedEvent[];
   /** Cold-layer events of the summary matching `query`, best first (first page only). */
   cold: SequencedEvent[];
+  /**
+   * Selector v3: the positions of the served `tail` or `events` that are earlier readings (a later
+   * reading on their key and scope holds): valid, shown, never current. A summary's own earlier
+   * readings are its claims with status "earlier".
+   */
+  earlierReadings: EarlierReading[];
   /** What the token budget left out of this answer (the tail and raw events continue by cursor). */
   omitted: { claims: number; pending: number; unresolvedConflicts: number; summary: boolean; cold: number };
   /** Pass as `cursor` for the next page of `tail` or `events`; null when this page is the last. */
   nextCursor: string | null;
+}
+
+/** One position of a served event that a later reading superseded by time. */
+export interface EarlierReading {
+  eventId: string;
+  key: string;
+  scope: string;
+  polarity: Polarity;
+  value: ValueData;
+  /** When it was read (the event's occurredAt), null when the event has none. */
+  occurredAt: string | null;
+  /** The event whose reading holds on (key, scope). */
+  latest: string;
 }
 
 export interface RecallOptions {
@@ -130,6 +159,7 @@ export async function recall(
       tail: [],
       events: page.events,
       cold: [],
+      earlierReadings: page.earlierReadings,
       omitted: NOTHING_OMITTED,
       nextCursor: page.nextCursor,
     };
@@ -163,6 +193,7 @@ export async function recall(
       tail: page.events,
       events: [],
       cold: [],
+      earlierReadings: page.earlierReadings,
       omitted: NOTHING_OMITTED,
       nextCursor: page.nextCursor,
     };
@@ -183,6 +214,7 @@ export async function recall(
     tail: page.events,
     events: [],
     cold: cold.events,
+    earlierReadings: page.earlierReadings,
     omitted: { ...served.omitted, cold: cold.omitted },
     nextCursor: page.nextCursor,
   };
@@ -263,11 +295,16 @@ async function validPage(
   after: number,
   budget: TokenBudget,
   scope: string | undefined,
-): Promise<{ events: SequencedEvent[]; nextCursor: string | null }> {
+): Promise<{ events: SequencedEvent[]; nextCursor: string | null; earlierReadings: EarlierReading[] }> {
   const { subject, highWater } = snapshot;
   const policy = await deps.events.trustPolicy(subject);
   const resolver = new StandingResolver((ids) => deps.events.eventsById(subject, ids), policy, highWater);
   const events: SequencedEvent[] = [];
+  const page = async (nextCursor: string | null) => ({
+    events,
+    nextCursor,
+    earlierReadings: await earlierReadingsAmong(deps, subject, ReadingRules.of(policy), resolver, events),
+  });
   let position = after;
   while (position < highWater) {
     const records = await deps.events.eventsPage(subject, position, highWater, RECALL_PAGE_EVENTS);
@@ -275,14 +312,67 @@ async function validPage(
     resolver.remember(records);
     for (const { event } of records) {
       if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
-        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(event))
-          return { events, nextCursor: encodeCursor(position) };
+        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(event)) return page(encodeCursor(position));
         events.push(event);
       }
       position = event.sequence;
     }
   }
-  return { events, nextCursor: null };
+  return page(null);
+}
+
+/**
+ * The positions of `events` that are earlier readings: for each (key, scope) the rules name among
+ * their assertions, the reading that holds is found from the conflict index (its holders' times,
+ * validity asked newest first), never from the whole log.
+ */
+async function earlierReadingsAmong(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  rules: ReadingRules,
+  resolver: StandingResolver,
+  events: readonly SequencedEvent[],
+): Promise<EarlierReading[]> {
+  if (rules.empty) return [];
+  const keyScopes = new Map<string, { key: string; scope: string }>();
+  for (const event of events)
+    for (const { key, scope } of event.assertions ?? [])
+      if (rules.covers(key, scope)) keyScopes.set(keyScope(key, scope), { key, scope });
+  if (keyScopes.size === 0) return [];
+  const latestOn = new Map<string, { eventId: string; positions: string[] }>();
+  for (const entry of await deps.events.readingIndex(subject, [...keyScopes.values()])) {
+    const latest = await latestReadingIn(entry, entry.key, entry.scope, {
+      events: async (ids) => {
+        await resolver.prefetch(ids);
+        const found = new Map<string, SequencedEvent>();
+        for (const id of ids) {
+          const acted = await resolver.acted(id);
+          if (acted) found.set(id, acted.event);
+        }
+        return found;
+      },
+      isValidInput: (id) => resolver.isValidInput(id),
+    });
+    if (latest) latestOn.set(keyScope(entry.key, entry.scope), latest);
+  }
+  const earlier: EarlierReading[] = [];
+  for (const event of events)
+    for (const assertion of event.assertions ?? []) {
+      const latest = latestOn.get(keyScope(assertion.key, assertion.scope));
+      if (!latest || !rules.covers(assertion.key, assertion.scope)) continue;
+      if (latest.positions.includes(positionKey(assertion.polarity, canonicalValue(assertion.value))))
+        continue;
+      earlier.push({
+        eventId: event.eventId,
+        key: assertion.key,
+        scope: assertion.scope,
+        polarity: assertion.polarity,
+        value: assertion.value,
+        occurredAt: event.occurredAt ?? null,
+        latest: latest.eventId,
+      });
+    }
+  return earlier;
 }
 
 const Cursor = z.object({ after: z.number().int().nonnegative() });

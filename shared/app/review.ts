@@ -1,7 +1,7 @@
 import { type ChecklistEntry, gateChecklist } from "#domain/gate/index.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
-import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
+import type { ConsolidationOutput, SequencedEvent, ValueData } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { describeValue } from "#domain/values.ts";
@@ -33,6 +33,22 @@ export interface ShadowReview {
   artifactId: string;
   coversThrough: number;
   checklist: ChecklistLine[];
+  /**
+   * Selector v3: the inputs' earlier readings (a later reading on the same key and scope holds):
+   * valid, never to be served as current; a candidate may restate them with status "earlier".
+   */
+  earlierReadings: ReviewedReading[];
+}
+
+/** An earlier reading as a reviewer reads it: what was read, when, and which reading holds now. */
+export interface ReviewedReading {
+  eventId: string;
+  key: string;
+  scope: string;
+  reading: string;
+  occurredAt: string | null;
+  latest: string;
+  holds: string;
 }
 
 export interface Review {
@@ -62,6 +78,10 @@ export async function review(
       lines.push(
         `  [${line.keptBy ? "x" : " "}] ${line.item}  kept by ${line.keptBy ?? "NOTHING"}  evidence ${line.evidence ?? "-"}`,
       );
+    for (const reading of shadow.earlierReadings)
+      lines.push(
+        `  earlier reading ${reading.eventId}${reading.occurredAt ? ` (${reading.occurredAt})` : ""}: ${reading.key} @ ${reading.scope} = ${reading.reading}; ${reading.latest}'s ${reading.holds} holds`,
+      );
     lines.push(`  approve with: memgate approve ${shadow.artifactId}`);
   }
   return { current, shadows, text: lines.join("\n") };
@@ -82,7 +102,24 @@ async function reviewOne(
     artifactId: record.artifactId,
     coversThrough: record.coversThrough,
     checklist: checklist.map((entry) => checklistLine(entry, body, byId)),
+    earlierReadings: context.selection.readings.flatMap((readings) =>
+      readings.earlier.flatMap((position) =>
+        position.holders.map((eventId) => ({
+          eventId,
+          key: readings.key,
+          scope: readings.scope,
+          reading: positionText(position),
+          occurredAt: byId.get(eventId)?.occurredAt ?? null,
+          latest: readings.latest,
+          holds: readings.current.map(positionText).join(", "),
+        })),
+      ),
+    ),
   };
+}
+
+function positionText(position: { polarity: string; value: ValueData }): string {
+  return `${position.polarity === "negated" ? "not " : ""}${describeValue(position.value)}`;
 }
 
 function checklistLine(

@@ -1,19 +1,30 @@
-import { checkEventLog, SELECTOR_VERSION, selectInputs, selectionDifferences } from "#domain/selector.ts";
+import {
+  checkEventLog,
+  SELECTOR_VERSION,
+  type SelectorVersion,
+  selectInputs,
+  selectionDifferences,
+} from "#domain/selector.ts";
 import { invalidate } from "./append.ts";
 import type { StoreDeps } from "./deps.ts";
 
 /**
- * Moving existing subjects to the current selector (v2). A subject created before v2 has a clock
- * that follows v1's epoch rule, and its summary may have been built by v1. For each such subject:
- * compare v1 and v2 on its log at the clock's high-water mark; when the valid set or the
- * conflicts differ, move the epoch once (recall stops serving the v1 summary at that instant,
- * and a rebuild is requested, which uses v2); either way mark the clock as following v2. The
- * marking is conditioned on the clock read, so a concurrent append makes us look again.
+ * Moving existing subjects to the current selector (v3). A subject created before it has a clock
+ * that follows an older selector's epoch rule (v1, or v2), and its summary may have been built by
+ * that selector. For each such subject: compare its selector and the current one on its log at the
+ * clock's high-water mark; when the valid set, the conflicts or the earlier readings differ, move
+ * the epoch once (recall stops serving the old summary at that instant, and a rebuild is
+ * requested, which uses the current selector); either way mark the clock as following it. The
+ * marking is conditioned on the clock read, so a concurrent append makes us look again. v2 and
+ * v3 read a log alike until a `latest` rule names one of its keys, so a store moves from v2 with
+ * no epoch moving.
  */
 
 export interface SelectorMigration {
   subject: string;
-  /** Whether v2 reads the log differently, so the epoch moved. */
+  /** The selector the subject's clock followed before. */
+  from: SelectorVersion;
+  /** Whether the current selector reads the log differently, so the epoch moved. */
   epochMoved: boolean;
   /** What differs, for the operator: ids and conflicts. */
   differences: string[];
@@ -26,7 +37,8 @@ export async function adoptCurrentSelector(
   subject: string,
 ): Promise<SelectorMigration | null> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if ((await deps.events.selectorVersion(subject)) === SELECTOR_VERSION) return null;
+    const from = await deps.events.selectorVersion(subject);
+    if (from === SELECTOR_VERSION) return null;
     const snapshot = await deps.events.snapshot(subject);
     const [events, policy] = await Promise.all([
       deps.events.eventsThrough(subject, snapshot.highWater),
@@ -34,7 +46,7 @@ export async function adoptCurrentSelector(
     ]);
     const checked = checkEventLog(events);
     const differences = selectionDifferences(
-      selectInputs(checked, snapshot.highWater, policy, "v1"),
+      selectInputs(checked, snapshot.highWater, policy, from),
       selectInputs(checked, snapshot.highWater, policy, SELECTOR_VERSION),
     );
     const epochMoved = differences.length > 0;
@@ -45,7 +57,7 @@ export async function adoptCurrentSelector(
         );
         await invalidate(deps, subject);
       }
-      return { subject, epochMoved, differences };
+      return { subject, from, epochMoved, differences };
     }
   }
   throw new Error(`${subject} kept changing while its selector was being checked; run memgate migrate again`);

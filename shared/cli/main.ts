@@ -40,9 +40,9 @@ Commands:
   eval         measure consolidation on a dataset: key-fact recall, false new facts, conflicts, tokens
   audit        re-check what recall serves against the raw layer; contain what is stale or false
   sweep        request (and on the embedded store run) every rebuild that committed state calls for
-  migrate      move subjects created before selector v2 onto it (the embedded store does it on open)
-  policy       a subject's trust policy (minTrust, blocked sources); raising it marks summaries STALE
-  settings     the store's publish mode (live|shadow) and recall bypass (on|off)
+  migrate      move subjects created before selector v3 onto it (the embedded store does it on open)
+  policy       a subject's trust policy (minTrust, blocked sources, latest rules); raising it marks summaries STALE
+  settings     the store's publish mode (live|shadow), recall bypass (on|off) and default latest rules
   serve        the HTTP API over the store, with the worker and the sweep in process
   mcp          memgate as an MCP server over stdio (tools remember, recall, forget, consolidate, explain)
   demo         the embedded walk-through (what npm start runs)
@@ -77,10 +77,13 @@ const FLAG_HELP: Record<string, [string, string]> = {
   "timeout-ms": ["MS", "deadline of one generation (default 30000, $MEMGATE_GENERATION_TIMEOUT_MS)"],
   through: ["H", "cap the snapshot at sequence H (not above the log, not below the alias)"],
   format: ["FORMAT", "lineage as prov-json (default) or dot"],
-  selector: ["VERSION", "the selector to rebuild with: v2 (default) or v1"],
+  selector: ["VERSION", "the selector to rebuild with: v3 (default), v2 or v1"],
   "min-trust": ["LEVEL", "the lowest trust that counts: untrusted, tool, user or verified"],
   block: ["SOURCE", "block a source (a trailing * blocks a prefix); repeatable"],
   unblock: ["SOURCE", "unblock a source; repeatable"],
+  latest: ["RULE", 'a latest rule: a key glob ("stock.*") or {"key": glob, "scope": glob}; repeatable'],
+  "drop-latest": ["RULE", "remove a latest rule; repeatable"],
+  "latest-default": ["", "drop the subject's own latest rules: the store default applies"],
   "publish-mode": ["MODE", "live (publish through the CAS) or shadow (wait for review)"],
   bypass: ["on|off", "recall serves raw events only while on"],
   "rebuild-after": ["EVENTS", "rebuild a summary once this many events are not covered (default 50)"],

@@ -1,7 +1,13 @@
-import { changeTrustPolicy } from "#app/append.ts";
+import { changeStoreLatest, changeTrustPolicy } from "#app/append.ts";
 import { recover } from "#app/recover.ts";
 import { migrateSelectors } from "#app/selector-migration.ts";
-import { TrustPolicy } from "#domain/schemas.ts";
+import { effectivePolicy, policyAsSet, sameRules } from "#domain/readings.ts";
+import {
+  type LatestRule,
+  LatestRule as LatestRuleSchema,
+  LatestRules,
+  TrustPolicy,
+} from "#domain/schemas.ts";
 import { SELECTOR_VERSION, SELECTOR_VERSIONS, type SelectorVersion } from "#domain/validity.ts";
 import { describeIssues } from "#runtime/issues.ts";
 import {
@@ -20,9 +26,17 @@ import { EXIT, UsageError } from "./output.ts";
 /** How the store behaves: tenant settings, a subject's trust policy, selector migration and recovery. */
 export const SETTINGS_COMMANDS: Record<string, Command> = {
   settings: storeCommand(
-    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS] [--model NAME]\n\n--model sets the model commands and memgate serve use when none is named (the Lambdas take MEMGATE_MODEL from the stack).",
-    { "publish-mode": { type: "string" }, bypass: { type: "string" }, "rebuild-after": { type: "string" } },
+    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS] [--model NAME]\n  [--latest RULE]... [--drop-latest RULE]...\n\n--model sets the model commands and memgate serve use when none is named (the Lambdas take MEMGATE_MODEL from the stack).\n--latest and --drop-latest edit the store's default latest rules, which every subject without\nrules of its own follows; the change is applied to every subject (an epoch moves where readings change).",
+    {
+      "publish-mode": { type: "string" },
+      bypass: { type: "string" },
+      "rebuild-after": { type: "string" },
+      latest: { type: "string", multiple: true },
+      "drop-latest": { type: "string", multiple: true },
+    },
     async (values, _positionals, io) => {
+      const add = latestRules(texts(values, "latest"), "--latest");
+      const drop = latestRules(texts(values, "drop-latest"), "--drop-latest");
       const mode = publishModeFlag(text(values, "publish-mode"));
       const bypass = text(values, "bypass");
       const rebuildAfter = boundedInt(values, "rebuild-after", 1_000_000);
@@ -37,15 +51,19 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
           ...(rebuildAfter === undefined ? {} : { rebuildAfterEvents: rebuildAfter }),
           ...(model === undefined ? {} : { model }),
         };
-        const settings =
-          Object.keys(patch).length > 0
-            ? await deps.settings.updateSettings(patch)
-            : await deps.settings.settings();
+        if (Object.keys(patch).length > 0) await deps.settings.updateSettings(patch);
+        if (add.length + drop.length > 0) {
+          const edited = editedRules((await deps.settings.settings()).latest ?? [], add, drop);
+          const parsed = LatestRules.safeParse(edited);
+          if (!parsed.success) throw new UsageError(`latest: ${describeIssues(parsed.error)}`);
+          await changeStoreLatest(deps, parsed.data);
+        }
+        const settings = await deps.settings.settings();
         print(
           io,
           values,
           settings,
-          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events, model ${settings.model ?? "deterministic-v1"}`,
+          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events, model ${settings.model ?? "deterministic-v1"}, latest ${describeRules(settings.latest ?? [])}`,
         );
         return EXIT.ok;
       });
@@ -53,25 +71,41 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
   ),
 
   policy: storeCommand(
-    "memgate policy SUBJECT [--min-trust untrusted|tool|user|verified] [--block SOURCE]... [--unblock SOURCE]...",
+    'memgate policy SUBJECT [--min-trust untrusted|tool|user|verified] [--block SOURCE]... [--unblock SOURCE]...\n  [--latest RULE]... [--drop-latest RULE]... [--latest-default]\n\nA RULE is a key glob ("stock.*": every scope) or {"key": glob, "scope": glob} as JSON. --latest and\n--drop-latest edit the rules that apply to the subject (its own, else the store default) into\nits own; --latest-default drops its own rules, so the store default (memgate settings) applies.',
     {
       "min-trust": { type: "string" },
       block: { type: "string", multiple: true },
       unblock: { type: "string", multiple: true },
+      latest: { type: "string", multiple: true },
+      "drop-latest": { type: "string", multiple: true },
+      "latest-default": { type: "boolean" },
     },
     async (values, positionals, io) => {
       const subject = subjectArg(positionals);
       const minTrust = text(values, "min-trust");
       const block = texts(values, "block");
       const unblock = texts(values, "unblock");
+      const add = latestRules(texts(values, "latest"), "--latest");
+      const drop = latestRules(texts(values, "drop-latest"), "--drop-latest");
+      const followDefault = values["latest-default"] === true;
+      if (followDefault && add.length + drop.length > 0)
+        throw new UsageError(
+          "--latest-default drops the subject's own rules; it takes no --latest or --drop-latest",
+        );
       return withRuntime(values, io, async (deps) => {
-        const current = await deps.events.trustPolicy(subject);
-        if (minTrust === undefined && block.length === 0 && unblock.length === 0) {
+        const stored = await deps.events.storedPolicy(subject);
+        const current = policyAsSet(stored);
+        const applied = effectivePolicy(stored).latest ?? [];
+        if (
+          minTrust === undefined &&
+          block.length + unblock.length + add.length + drop.length === 0 &&
+          !followDefault
+        ) {
           print(
             io,
             values,
-            current,
-            `minTrust ${current.minTrust}; blocked: ${current.blockedSources.join(", ") || "none"}`,
+            { ...current, effectiveLatest: applied },
+            `minTrust ${current.minTrust}; blocked: ${current.blockedSources.join(", ") || "none"}; latest: ${describeRules(applied)}${current.latest === undefined ? " (the store default)" : ""}`,
           );
           return EXIT.ok;
         }
@@ -80,6 +114,13 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
           blockedSources: [...new Set([...current.blockedSources, ...block])].filter(
             (source) => !unblock.includes(source),
           ),
+          ...(followDefault
+            ? {}
+            : add.length + drop.length > 0
+              ? { latest: editedRules(applied, add, drop) }
+              : current.latest === undefined
+                ? {}
+                : { latest: current.latest }),
         });
         if (!parsed.success) throw new UsageError(describeIssues(parsed.error));
         const result = await changeTrustPolicy(deps, subject, parsed.data);
@@ -87,7 +128,7 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
           io,
           values,
           result,
-          `policy set: minTrust ${result.policy.minTrust}, blocked ${result.policy.blockedSources.join(", ") || "none"}; epoch ${result.inputEpoch}; STALE: ${result.staled.join(", ") || "none"}`,
+          `policy set: minTrust ${result.policy.minTrust}, blocked ${result.policy.blockedSources.join(", ") || "none"}, latest ${describeRules(result.effectivePolicy.latest ?? [])}${result.policy.latest === undefined ? " (the store default)" : ""}; epoch ${result.inputEpoch}; STALE: ${result.staled.join(", ") || "none"}`,
         );
         return EXIT.ok;
       });
@@ -95,7 +136,7 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
   ),
 
   migrate: storeCommand(
-    "memgate migrate\n\nMoves every subject created before selector v2 onto it: where v2 reads a log differently\n(a supersession chain, a compatible pair v1 called a conflict) the epoch moves once, recall\nfalls back to raw and a rebuild is requested. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws).",
+    "memgate migrate\n\nMoves every subject created before selector v3 onto it: where v3 reads a log differently\n(v1: a supersession chain, a compatible pair v1 called a conflict; v2: a latest rule already\nset) the epoch moves once, recall falls back to raw and a rebuild is requested; a v2 subject\nwithout rules moves with nothing else changed. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws).",
     {},
     async (values, _positionals, io) =>
       withRuntime(values, io, async (deps) => {
@@ -112,7 +153,7 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
   ),
 
   recover: storeCommand(
-    "memgate recover SUBJECT [--selector v1|v2] [--prompt VERSION] [--model NAME]",
+    "memgate recover SUBJECT [--selector v1|v2|v3] [--prompt VERSION] [--model NAME]",
     { selector: { type: "string" } },
     async (values, positionals, io) => {
       const subject = subjectArg(positionals);
@@ -143,4 +184,40 @@ function publishModeFlag(mode: string | undefined): "live" | "shadow" | undefine
 
 function isSelectorVersion(name: string): name is SelectorVersion {
   return (SELECTOR_VERSIONS as readonly string[]).includes(name);
+}
+
+/** `--latest` rules: a key glob, or `{"key": glob, "scope": glob}` as JSON; each checked before a store opens. */
+function latestRules(values: readonly string[], flag: string): LatestRule[] {
+  return values.map((text) => {
+    let raw: unknown = text;
+    if (text.trimStart().startsWith("{"))
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        throw new UsageError(
+          `${flag} "${text}" is not JSON; a rule is a key glob or {"key": glob, "scope": glob}`,
+        );
+      }
+    const parsed = LatestRuleSchema.safeParse(raw);
+    if (!parsed.success) throw new UsageError(`${flag} "${text}": ${describeIssues(parsed.error)}`);
+    return parsed.data;
+  });
+}
+
+/** `rules` with `add` appended and `drop` removed, each rule once, in the order first given. */
+function editedRules(
+  rules: readonly LatestRule[],
+  add: readonly LatestRule[],
+  drop: readonly LatestRule[],
+): LatestRule[] {
+  return [...rules, ...add].filter(
+    (rule, index, all) =>
+      !drop.some((dropped) => sameRules([dropped], [rule])) &&
+      all.findIndex((other) => sameRules([other], [rule])) === index,
+  );
+}
+
+function describeRules(rules: readonly LatestRule[]): string {
+  if (rules.length === 0) return "none";
+  return rules.map((rule) => (typeof rule === "string" ? rule : `${rule.key} in ${rule.scope}`)).join(", ");
 }

@@ -1,5 +1,6 @@
 import { contradictionsV2, keyScope, PositionSet, positionId } from "./conflicts.ts";
 import { eventHash } from "./hashing.ts";
+import { latestReadingIn, ReadingRules, readingAt } from "./readings.ts";
 import type { Assertion, MemoryEvent, SequencedEvent, TrustPolicy } from "./schemas.ts";
 import { linkProblems } from "./selector.ts";
 import { type ActedEvent, StandingResolver } from "./standing-resolver.ts";
@@ -30,6 +31,12 @@ export interface ConflictIndexEntry {
   scope: string;
   /** position id (a hash of polarity + canonical value) → ids of events asserting it. */
   positions: Record<string, string[]>;
+  /**
+   * Each holder's sequence and reading time (`readingAt` of its occurredAt, null without one), as
+   * the `latest` rule orders readings (selector v3). Recorded for every holder appended since v3;
+   * a holder missing here (an older store) is looked up in the log.
+   */
+  readings?: Record<string, { sequence: number; at: string | null }>;
 }
 
 export interface AppendReads {
@@ -265,22 +272,41 @@ async function planIndex(
     entries.set(keyScope(entry.key, entry.scope), { ...entry, positions: { ...entry.positions } });
 
   if (epochReasons.length === 0) {
+    const rules = ReadingRules.of(reads.policy);
     // The valid new events' assertions grouped by (key, scope): one pass, not one per key.
-    const added = new Map<string, Array<{ assertion: Assertion; eventId: string }>>();
+    const added = new Map<string, Array<{ assertion: Assertion; event: SequencedEvent }>>();
     for (const { event } of newEvents) {
       if (!(await standings.isValidInput(event.eventId))) continue;
       for (const assertion of event.assertions ?? []) {
         const id = keyScope(assertion.key, assertion.scope);
         const list = added.get(id) ?? [];
-        list.push({ assertion, eventId: event.eventId });
+        list.push({ assertion, event });
         added.set(id, list);
       }
     }
     for (const [id, { key, scope }] of touched) {
+      if (rules.covers(key, scope)) {
+        // Readings never conflict; what matters is whether the value that holds changed.
+        if (!added.has(id)) continue;
+        const before = await latestPositions(entries.get(id), key, scope, standings, "before");
+        if (before === null) continue; // the first reading: a new fact, as any first assertion
+        const after = await latestPositions(
+          withHolders(entries.get(id), key, scope, added.get(id) ?? []),
+          key,
+          scope,
+          standings,
+          "after",
+        );
+        if (after !== null && before.join("\n") !== after.join("\n")) {
+          epochReasons.push(`a later reading holds on ${key} @ ${scope}`);
+          break;
+        }
+        continue;
+      }
       const before = await validPositions(entries.get(id), key, scope, standings);
       const after = before.copy();
-      for (const { assertion, eventId } of added.get(id) ?? [])
-        after.add(assertion.polarity, assertion.value, eventId);
+      for (const { assertion, event } of added.get(id) ?? [])
+        after.add(assertion.polarity, assertion.value, event.eventId);
       // A (key, scope) with a single position (the common case) contradicts nothing.
       if (after.size < 2) continue;
       const had = contradictionsV2(before.positions()).positions;
@@ -292,20 +318,71 @@ async function planIndex(
     }
   }
 
-  for (const { event } of newEvents) {
+  const written = new Map<string, ConflictIndexEntry>();
+  for (const { event } of newEvents)
     for (const assertion of event.assertions ?? []) {
       const id = keyScope(assertion.key, assertion.scope);
-      let entry = entries.get(id);
+      let entry = written.get(id);
       if (!entry) {
-        entry = { key: assertion.key, scope: assertion.scope, positions: {} };
-        entries.set(id, entry);
+        entry = withHolders(entries.get(id), assertion.key, assertion.scope, []);
+        written.set(id, entry);
       }
-      const position = positionId(assertion.polarity, assertion.value);
-      const holders = entry.positions[position] ?? [];
-      if (!holders.includes(event.eventId)) entry.positions[position] = [...holders, event.eventId];
+      addHolder(entry, assertion, event);
     }
-  }
-  return [...touched.keys()].map((id) => entries.get(id) as ConflictIndexEntry);
+  return [...touched.keys()].map((id) => written.get(id) as ConflictIndexEntry);
+}
+
+/** A copy of the entry of (key, scope) with the given holders added. */
+function withHolders(
+  entry: ConflictIndexEntry | undefined,
+  key: string,
+  scope: string,
+  holders: ReadonlyArray<{ assertion: Assertion; event: SequencedEvent }>,
+): ConflictIndexEntry {
+  const next: ConflictIndexEntry = {
+    key,
+    scope,
+    positions: { ...(entry?.positions ?? {}) },
+    ...(entry?.readings ? { readings: { ...entry.readings } } : {}),
+  };
+  for (const { assertion, event } of holders) addHolder(next, assertion, event);
+  return next;
+}
+
+/** Records that `event` holds `assertion`'s position, and when it read it (the entry is a copy). */
+function addHolder(entry: ConflictIndexEntry, assertion: Assertion, event: SequencedEvent): void {
+  const position = positionId(assertion.polarity, assertion.value);
+  const holders = entry.positions[position] ?? [];
+  if (!holders.includes(event.eventId)) entry.positions[position] = [...holders, event.eventId];
+  entry.readings ??= {};
+  entry.readings[event.eventId] = { sequence: event.sequence, at: readingAt(event.occurredAt) };
+}
+
+/**
+ * The positions (sorted `positionKey`s) the latest valid reading holds on (key, scope), before or
+ * after the batch; null when no valid event reads it (`latestReadingIn`).
+ */
+async function latestPositions(
+  entry: ConflictIndexEntry | undefined,
+  key: string,
+  scope: string,
+  standings: Standings,
+  when: "before" | "after",
+): Promise<string[] | null> {
+  const resolver = when === "before" ? standings.before : standings.after;
+  const latest = await latestReadingIn(entry, key, scope, {
+    events: async (ids) => {
+      await standings.prefetch(ids);
+      const found = new Map<string, SequencedEvent>();
+      for (const id of ids) {
+        const event = standings.event(id);
+        if (event) found.set(id, event);
+      }
+      return found;
+    },
+    isValidInput: (id) => resolver.isValidInput(id),
+  });
+  return latest?.positions ?? null;
 }
 
 /**

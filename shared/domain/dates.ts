@@ -74,3 +74,26 @@ export function canonicalDate(text: string): string | null {
   const trimmedFraction = fraction.replace(/0+$/, "");
   return `instant:${wholeSeconds}${trimmedFraction ? `.${trimmedFraction}` : ""}`;
 }
+
+/**
+ * An ISO 8601 date or date-time as a fixed-width text whose order is time order: seconds since the
+ * epoch (exact, offsets normalised, no offset means UTC) then nine fraction digits. A date stands
+ * for the start of its day (UTC). Null when the text is not a valid date or date-time. What the
+ * `latest` rule orders readings by (CONTRACT §2, selector v3).
+ */
+export function sortableInstant(text: string): string | null {
+  const canonical = canonicalDate(text);
+  if (canonical === null) return null;
+  let seconds: number;
+  let fraction = "";
+  if (canonical.startsWith("day:")) {
+    const [year, month, day] = canonical.slice(4).split("-").map(Number) as [number, number, number];
+    seconds = daysFromCivil(year, month, day) * 86400;
+  } else {
+    const [whole, digits = ""] = canonical.slice("instant:".length).split(".");
+    seconds = Number(whole);
+    fraction = digits;
+  }
+  // Years 0000–9999 with any offset stay within ±3·10^11 s: shifted by 10^12 they are positive.
+  return `${String(seconds + 1e12).padStart(13, "0")}.${fraction.padEnd(9, "0")}`;
+}

@@ -1,8 +1,9 @@
+import { positionKey } from "./conflicts.ts";
 import type { CueCounts, Mention, TextMentions } from "./mentions.ts";
 import { CUE_CLASSES, extractMentions, hasCues, mentionKey } from "./mentions.ts";
 import type { Polarity, SequencedEvent, ValueData } from "./schemas.ts";
 import type { Conflict, Selection } from "./selector.ts";
-import { compareStrings, isOpenTask, isTextOnly, keyScope } from "./selector.ts";
+import { compareStrings, isOpenTask, isTextOnly, KeyScopeMap, keyScope } from "./selector.ts";
 import { canonicalValue, isExactValue } from "./values.ts";
 
 /**
@@ -73,12 +74,31 @@ export function eventMentions(event: SequencedEvent): TextMentions {
   return cached;
 }
 
+/**
+ * The positions earlier readings hold on each (key, scope) (selector v3), by `positionKey`: superseded
+ * by time, so no summary must keep them (a summary may restate them as earlier readings).
+ */
+export function earlierPositions(selection: Selection): KeyScopeMap<Set<string>> {
+  const earlier = new KeyScopeMap<Set<string>>();
+  for (const readings of selection.readings)
+    if (readings.earlier.length > 0)
+      earlier.set(
+        readings.key,
+        readings.scope,
+        new Set(readings.earlier.map((position) => positionKey(position.polarity, position.valueKey))),
+      );
+  return earlier;
+}
+
 /** Every must-preserve item of the selection, in a stable order. */
 export function mustPreserveSet(selection: Selection): MustPreserveItem[] {
   const items: MustPreserveItem[] = [];
+  const earlier = earlierPositions(selection);
   for (const event of selection.validInputs) {
     (event.assertions ?? []).forEach((assertion, index) => {
       if (!isMustPreserveAssertion(event, assertion)) return;
+      const valueKey = canonicalValue(assertion.value);
+      if (earlier.get(assertion.key, assertion.scope)?.has(positionKey(assertion.polarity, valueKey))) return;
       items.push({
         kind: "assertion",
         itemId: `${event.eventId}#${index}`,
@@ -86,7 +106,7 @@ export function mustPreserveSet(selection: Selection): MustPreserveItem[] {
         key: assertion.key,
         scope: assertion.scope,
         value: assertion.value,
-        valueKey: canonicalValue(assertion.value),
+        valueKey,
         polarity: assertion.polarity,
       });
     });

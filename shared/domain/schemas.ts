@@ -289,12 +289,51 @@ export type MemoryEvent = z.infer<typeof MemoryEvent>;
 /** An event as stored: the store (or the gate's file reader) has assigned its sequence. */
 export type SequencedEvent = MemoryEvent & { sequence: number };
 
+export const MAX_LATEST_RULES = 64;
+export const MAX_GLOB_CHARACTERS = 256;
+
+const Glob = (what: string) =>
+  z
+    .string({ error: `${what} must be a string glob such as "stock.*"` })
+    .min(1, { error: `${what} must not be empty` })
+    .max(MAX_GLOB_CHARACTERS, { error: `${what} must be at most ${MAX_GLOB_CHARACTERS} characters` })
+    .refine((glob) => glob.isWellFormed(), { error: `${what} ${WELL_FORMED_MESSAGE}` })
+    .refine((glob) => !/\p{Cc}/u.test(glob), { error: `${what} must not hold control characters` });
+
+/**
+ * A `latest` rule (CONTRACT §2, selector v3): the keys whose values are readings of something that
+ * changes. A key glob alone covers every scope; `{key, scope}` covers the scopes its glob matches.
+ * `*` matches any run of characters (none included); every other character matches itself.
+ */
+export const LatestRule = z.union(
+  [
+    Glob("a latest rule"),
+    z.strictObject({ key: Glob("a latest rule's key"), scope: Glob("a latest rule's scope") }),
+  ],
+  { error: 'each latest rule is a key glob ("stock.*") or {"key": glob, "scope": glob}' },
+);
+export type LatestRule = z.infer<typeof LatestRule>;
+
+export const LatestRules = z
+  .array(LatestRule, { error: "latest must be an array of key globs" })
+  .max(MAX_LATEST_RULES, { error: `latest holds at most ${MAX_LATEST_RULES} rules` });
+
 export const TrustPolicy = z.object({
   minTrust: Trust.default("tool"),
   blockedSources: z.array(z.string({ error: "each blocked source must be a string" }).min(1)).default([]),
+  /** Keys whose values are readings: the latest reading holds, the others are earlier readings. */
+  latest: LatestRules.optional(),
 });
 export type TrustPolicy = z.infer<typeof TrustPolicy>;
 export const DEFAULT_TRUST_POLICY: TrustPolicy = { minTrust: "tool", blockedSources: [] };
+
+/**
+ * A subject's policy as its clock keeps it: the policy as set (a `latest` of its own, or none) and
+ * the store's default rules as they were last applied to this subject (`storeLatest`), so what a
+ * subject selects is one read of its own clock however the store default moves.
+ */
+export const StoredPolicy = TrustPolicy.extend({ storeLatest: LatestRules.optional() });
+export type StoredPolicy = z.infer<typeof StoredPolicy>;
 
 const NonEmptyIds = (field: string) =>
   z
@@ -412,6 +451,13 @@ export const Manifest = z.object({
   promptHash: z.string().optional(),
   modelSnapshot: z.string().min(1),
   policy: TrustPolicy,
+  /**
+   * Selector v3: the inputs holding an earlier reading (a later reading on that key and scope
+   * holds), each with the reading that holds; absent when there were none.
+   */
+  earlierReadings: z
+    .array(z.object({ eventId: EventId, key: z.string(), scope: z.string(), latest: EventId }))
+    .optional(),
   createdAt: z.string().optional(),
   generation: GenerationRecord.optional(),
 });

@@ -5,6 +5,7 @@ import {
   PositionSet,
   positionKey,
 } from "./conflicts.ts";
+import { latestOf, ReadingRules, type ReadingTime, readingAt } from "./readings.ts";
 import type { MemoryEvent, Polarity, SequencedEvent, TrustPolicy, ValueData } from "./schemas.ts";
 import {
   type ActorStanding,
@@ -14,6 +15,7 @@ import {
   type Standing,
   standingOf,
 } from "./validity.ts";
+import { canonicalValue, describeValue } from "./values.ts";
 
 /**
  * The selector (CONTRACT §2): which events of a snapshot are valid inputs, and which (key, scope)
@@ -41,6 +43,21 @@ export interface Conflict {
   positions: ConflictPosition[];
 }
 
+/**
+ * The readings on one (key, scope) under a `latest` rule (selector v3): the latest valid reading
+ * holds; a position only earlier readings hold is superseded by time.
+ */
+export interface Readings {
+  key: string;
+  scope: string;
+  /** The event whose reading holds: the latest occurredAt, ties to the higher sequence. */
+  latest: string;
+  /** The positions the latest reading holds, with every valid event holding each. */
+  current: ConflictPosition[];
+  /** The positions only earlier readings hold (superseded by time), with their holders. */
+  earlier: ConflictPosition[];
+}
+
 export interface Selection {
   highWater: number;
   policy: TrustPolicy;
@@ -52,6 +69,8 @@ export interface Selection {
   invalid: ReadonlyMap<string, InvalidReason>;
   /** Unresolved conflicts, sorted by key then scope. */
   conflicts: Conflict[];
+  /** Selector v3: each (key, scope) under a `latest` rule that holds readings, sorted by key then scope. */
+  readings: Readings[];
 }
 
 export { keyScope } from "./conflicts.ts";
@@ -109,6 +128,7 @@ export function selectInputs(
     else validInputs.push(event);
   }
   validInputs.reverse();
+  const rules = version === "v3" ? ReadingRules.of(policy) : new ReadingRules([]);
   return {
     highWater,
     policy,
@@ -116,7 +136,8 @@ export function selectInputs(
     validInputs,
     validIds: new Set(validInputs.map((event) => event.eventId)),
     invalid,
-    conflicts: findConflicts(validInputs, version),
+    conflicts: findConflicts(validInputs, version, rules),
+    readings: findReadings(validInputs, rules),
   };
 }
 
@@ -125,21 +146,27 @@ export function contradictionsOf(version: SelectorVersion): typeof contradiction
   return version === "v1" ? contradictionsV1 : contradictionsV2;
 }
 
-/** The unresolved conflicts among valid inputs: (key, scope) pairs where two events contradict. */
+/**
+ * The unresolved conflicts among valid inputs: (key, scope) pairs where two events contradict.
+ * Under selector v3 a (key, scope) the rules name holds readings, and readings never conflict: the
+ * latest holds, the rest are earlier readings (`findReadings`).
+ */
 export function findConflicts(
   validInputs: readonly SequencedEvent[],
   version: SelectorVersion = SELECTOR_VERSION,
+  rules: ReadingRules = new ReadingRules([]),
 ): Conflict[] {
   const byKeyScope = new KeyScopeMap<{ key: string; scope: string; positions: PositionSet }>();
   for (const event of validInputs)
     for (const assertion of event.assertions ?? [])
-      byKeyScope
-        .upsert(assertion.key, assertion.scope, () => ({
-          key: assertion.key,
-          scope: assertion.scope,
-          positions: new PositionSet(),
-        }))
-        .positions.add(assertion.polarity, assertion.value, event.eventId);
+      if (!rules.covers(assertion.key, assertion.scope))
+        byKeyScope
+          .upsert(assertion.key, assertion.scope, () => ({
+            key: assertion.key,
+            scope: assertion.scope,
+            positions: new PositionSet(),
+          }))
+          .positions.add(assertion.polarity, assertion.value, event.eventId);
   const contradictions = contradictionsOf(version);
   const conflicts: Conflict[] = [];
   for (const entry of byKeyScope.values()) {
@@ -164,6 +191,61 @@ export function findConflicts(
   return conflicts.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.scope, b.scope));
 }
 
+/**
+ * The readings of every (key, scope) the rules name (selector v3): among the valid events asserting
+ * on it (affirmed or negated: a negated reading is a reading), the latest holds (`latestOf`); its
+ * positions are current, and every position no latest assertion holds is an earlier reading.
+ */
+export function findReadings(validInputs: readonly SequencedEvent[], rules: ReadingRules): Readings[] {
+  if (rules.empty) return [];
+  const byKeyScope = new KeyScopeMap<{
+    key: string;
+    scope: string;
+    readings: ReadingTime[];
+    positions: PositionSet;
+    latestPositions: Map<string, Set<string>>;
+  }>();
+  for (const event of validInputs) {
+    const at = readingAt(event.occurredAt);
+    for (const assertion of event.assertions ?? []) {
+      if (!rules.covers(assertion.key, assertion.scope)) continue;
+      const entry = byKeyScope.upsert(assertion.key, assertion.scope, () => ({
+        key: assertion.key,
+        scope: assertion.scope,
+        readings: [],
+        positions: new PositionSet(),
+        latestPositions: new Map(),
+      }));
+      if (entry.readings[entry.readings.length - 1]?.eventId !== event.eventId)
+        entry.readings.push({ eventId: event.eventId, sequence: event.sequence, at });
+      const valueKey = canonicalValue(assertion.value);
+      entry.positions.add(assertion.polarity, assertion.value, event.eventId, valueKey);
+      const held = entry.latestPositions.get(event.eventId) ?? new Set<string>();
+      held.add(positionKey(assertion.polarity, valueKey));
+      entry.latestPositions.set(event.eventId, held);
+    }
+  }
+  const found: Readings[] = [];
+  for (const entry of byKeyScope.values()) {
+    const latest = latestOf(entry.readings) as ReadingTime;
+    const current = entry.latestPositions.get(latest.eventId) ?? new Set<string>();
+    const held = entry.positions.positions().map((position) => ({
+      polarity: position.polarity,
+      valueKey: position.valueKey,
+      value: position.value,
+      holders: [...position.holders].sort(compareStrings),
+    }));
+    found.push({
+      key: entry.key,
+      scope: entry.scope,
+      latest: latest.eventId,
+      current: held.filter((p) => current.has(positionKey(p.polarity, p.valueKey))),
+      earlier: held.filter((p) => !current.has(positionKey(p.polarity, p.valueKey))),
+    });
+  }
+  return found.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.scope, b.scope));
+}
+
 /** How two selections of one log differ: ids valid in one only, conflicts in one only. */
 export function selectionDifferences(before: Selection, after: Selection): string[] {
   const differences: string[] = [];
@@ -179,6 +261,19 @@ export function selectionDifferences(before: Selection, after: Selection): strin
   const conflictsGained = onlyIn(named(after), named(before));
   if (conflictsLost.length > 0) differences.push(`no longer a conflict: ${conflictsLost.join(", ")}`);
   if (conflictsGained.length > 0) differences.push(`now a conflict: ${conflictsGained.join(", ")}`);
+  // Readings: a position that becomes, or stops being, an earlier reading changes what holds.
+  const earlier = (selection: Selection) =>
+    new Set(
+      selection.readings.flatMap((r) =>
+        r.earlier.map(
+          (p) => `${r.key} @ ${r.scope}: ${p.polarity === "negated" ? "not " : ""}${describeValue(p.value)}`,
+        ),
+      ),
+    );
+  const earlierLost = onlyIn(earlier(before), earlier(after));
+  const earlierGained = onlyIn(earlier(after), earlier(before));
+  if (earlierLost.length > 0) differences.push(`no longer an earlier reading: ${earlierLost.join(", ")}`);
+  if (earlierGained.length > 0) differences.push(`now an earlier reading: ${earlierGained.join(", ")}`);
   return differences;
 }
 

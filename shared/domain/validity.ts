@@ -6,14 +6,14 @@ import { TRUST_LEVELS } from "./schemas.ts";
  * append planner (a few events loaded on demand) both call `standingOf`, so they cannot disagree.
  */
 
-export const SELECTOR_VERSIONS = ["v1", "v2"] as const;
+export const SELECTOR_VERSIONS = ["v1", "v2", "v3"] as const;
 export type SelectorVersion = (typeof SELECTOR_VERSIONS)[number];
-/** The selector new artifacts are built with; v1 stays selectable for forward recovery. */
-export const SELECTOR_VERSION: SelectorVersion = "v2";
+/** The selector new artifacts are built with; v2 and v1 stay selectable for forward recovery. */
+export const SELECTOR_VERSION: SelectorVersion = "v3";
 
 /** A stored selector name; absent (a record from before v2) is "v1". */
 export function selectorNamed(stored: string | null | undefined): SelectorVersion {
-  return stored === "v2" ? "v2" : "v1";
+  return stored === "v3" ? "v3" : stored === "v2" ? "v2" : "v1";
 }
 
 export type InvalidReason =
@@ -53,7 +53,7 @@ function isBlockedSource(source: string | undefined, policy: TrustPolicy): boole
 /**
  * An event's standing from its own trust and the standings of the events acting on it (which
  * always have higher sequences, so a pass from the highest sequence down settles every event).
- * v2: a valid revocation revokes; an admissible superseder supersedes, even when it is itself
+ * v2 and v3: a valid revocation revokes; an admissible superseder supersedes, even when it is itself
  * superseded (A ← B ← C leaves only C valid), and revoking it revives what it superseded.
  * v1: both the revocation and the superseder must be valid (A ← B ← C revives A).
  */
@@ -73,7 +73,7 @@ export function standingOf(
   for (const actor of actors) {
     if (actor.effect === "revoked") {
       if (actor.standing.valid) return { admissible: false, valid: false, reason: "revoked" };
-    } else if (version === "v2" ? actor.standing.admissible : actor.standing.valid) superseded = true;
+    } else if (version === "v1" ? actor.standing.valid : actor.standing.admissible) superseded = true;
   }
   return superseded
     ? { admissible: true, valid: false, reason: "superseded" }

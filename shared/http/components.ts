@@ -4,6 +4,7 @@ import {
   ConsolidationOutputObject,
   EventId,
   ExpectedAlias,
+  LatestRules,
   MemoryEventObject,
   Snapshot,
   TrustPolicy,
@@ -21,6 +22,8 @@ export const SettingsPatch = z
       .int({ error: "must be a whole number of events" })
       .min(1, { error: "must be at least 1" })
       .max(1_000_000, { error: "must be at most 1000000" }),
+    /** The store's default latest rules (CONTRACT §2): applied to every subject without its own. */
+    latest: LatestRules,
   })
   .partial()
   .strict();
@@ -79,6 +82,17 @@ const Recall = z.object({
   tail: z.array(StoredEvent),
   events: z.array(StoredEvent),
   cold: z.array(StoredEvent),
+  earlierReadings: z.array(
+    z.object({
+      eventId: z.string(),
+      key: z.string(),
+      scope: z.string(),
+      polarity: z.enum(["affirmed", "negated"]),
+      value: z.unknown(),
+      occurredAt: z.string().nullable(),
+      latest: z.string(),
+    }),
+  ),
   omitted: z.object({
     claims: z.number().int(),
     pending: z.number().int(),
@@ -119,6 +133,7 @@ const SCHEMAS = {
   Recall,
   Snapshot,
   ExpectedAlias,
+  LatestRules,
   Queued,
   ArtifactList,
   Artifact,

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { changeTrustPolicy } from "#app/append.ts";
+import { changeStoreLatest, changeTrustPolicy } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { subjectStatuses } from "#app/review.ts";
+import { policyAsSet } from "#domain/readings.ts";
 import { TrustPolicy } from "#domain/schemas.ts";
 import { Answers, ref, SettingsPatch } from "./components.ts";
 import {
@@ -44,7 +45,8 @@ const getSettings = createRoute({
 const putSettings = createRoute({
   method: "put",
   path: "/v1/settings",
-  summary: "Change the tenant's settings (publish mode, recall bypass, rebuild threshold)",
+  summary:
+    "Change the tenant's settings (publish mode, recall bypass, rebuild threshold, default latest rules)",
   request: { body: { required: true, content: { "application/json": { schema: ref("Settings") } } } },
   responses: { 200: jsonAnswer(Answers.Settings, "the settings after the change"), 400: REFUSALS[400] },
 });
@@ -66,7 +68,8 @@ const subjects = createRoute({
 export function policyRoutes(deps: Deps) {
   return resourceRouter()
     .openapi(getPolicy, async (c) =>
-      c.json(await deps.events.trustPolicy(parseSubject(c.req.valid("param").subject)), 200),
+      // The policy as set: its own latest rules, never the store default it may follow.
+      c.json(policyAsSet(await deps.events.storedPolicy(parseSubject(c.req.valid("param").subject))), 200),
     )
     .openapi(putPolicy, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
@@ -80,7 +83,7 @@ export function settingsRoutes(deps: Deps) {
   return resourceRouter()
     .openapi(getSettings, async (c) => c.json(await deps.settings.settings(), 200))
     .openapi(putSettings, async (c) => {
-      const { publishMode, recallBypass, rebuildAfterEvents } = parseBody(
+      const { publishMode, recallBypass, rebuildAfterEvents, latest } = parseBody(
         SettingsPatch,
         await readJson(c.req.raw),
       );
@@ -89,7 +92,10 @@ export function settingsRoutes(deps: Deps) {
         ...(recallBypass === undefined ? {} : { recallBypass }),
         ...(rebuildAfterEvents === undefined ? {} : { rebuildAfterEvents }),
       });
-      return c.json(settings, 200);
+      if (latest === undefined) return c.json(settings, 200);
+      // The store's default rules are applied to every subject, not only written.
+      await changeStoreLatest(deps, latest);
+      return c.json(await deps.settings.settings(), 200);
     });
 }
 

@@ -1,5 +1,5 @@
-import type { StoredEvent } from "#domain/append-plan.ts";
-import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
+import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import type { MemoryEvent, SequencedEvent, Snapshot, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasState } from "./alias.ts";
 
@@ -51,17 +51,36 @@ export interface EventLog {
   eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]>;
   /** Stored events by id, each with the ids acting on it; unknown ids are absent. */
   eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>>;
+  /**
+   * The policy every selection of the subject uses (`effectivePolicy` of what its clock keeps):
+   * its own `latest` rules, or the store's default as last applied to it.
+   */
   trustPolicy(subject: string): Promise<TrustPolicy>;
   /**
-   * Changes the subject's trust policy, moving inputEpoch when `moveEpoch` (validity changes under
-   * it), only if the clock still equals `expected`; null when it moved meanwhile (nothing changed).
+   * The policy as the subject's clock keeps it: as set, with the store's default rules as last
+   * applied (a subject without a clock: the default policy and the store's rules now).
+   */
+  storedPolicy(subject: string): Promise<StoredPolicy>;
+  /**
+   * Changes the subject's stored policy, moving inputEpoch when `moveEpoch` (what is readable
+   * changes under it), only if the clock and the stored policy still equal `expected`; null when
+   * either moved meanwhile (nothing changed then).
    */
   setTrustPolicy(
     subject: string,
-    policy: TrustPolicy,
-    expected: Clock,
+    policy: StoredPolicy,
+    expected: { clock: Clock; policy: StoredPolicy },
     moveEpoch: boolean,
   ): Promise<Clock | null>;
+  /**
+   * The conflict index entries of the given (key, scope) pairs (absent when nothing asserted on
+   * one): every event that ever held each position there, and when each read it. What recall
+   * asks to tell earlier readings from the one that holds without reading the whole log.
+   */
+  readingIndex(
+    subject: string,
+    keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+  ): Promise<ConflictIndexEntry[]>;
   /**
    * The selector whose epoch rule the subject's clock follows: subjects created before selector
    * v2 read "v1" until `adoptSelector` moves them on; new subjects start on the current one.

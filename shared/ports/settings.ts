@@ -1,3 +1,5 @@
+import type { LatestRule } from "#domain/schemas.ts";
+
 /** Per-tenant switches (embedded: per store): where a gate-passed artifact goes, and recall bypass. */
 export interface TenantSettings {
   /** live: publish through the CAS; shadow: record as SHADOW and wait for review. */
@@ -8,6 +10,12 @@ export interface TenantSettings {
   rebuildAfterEvents: number;
   /** The model a command or `memgate serve` uses when none is named (CONTRACT §5 model names); default deterministic-v1. */
   model?: string;
+  /**
+   * The store's default `latest` rules (CONTRACT §2, selector v3): what a subject whose policy
+   * sets none of its own follows. Changed only through `changeStoreLatest`, which applies it to
+   * every subject's clock.
+   */
+  latest?: LatestRule[];
 }
 
 export const DEFAULT_SETTINGS: TenantSettings = {

@@ -133,6 +133,29 @@ function reviewApp(): void {
   };
   const claimText = (claim: Json) =>
     `${String(claim.key)}${claim.scope && claim.scope !== "global" ? ` @ ${String(claim.scope)}` : ""} = ${valueText(claim.value)}${claim.polarity === "negated" ? " (negated)" : ""}${claim.status === "contested" ? " [contested]" : ""}`;
+
+  /** The inputs' earlier readings: valid, shown, never served as current. */
+  function earlierReadings(readings: Json[]) {
+    return el(
+      "div",
+      {},
+      el("h3", {}, "Earlier readings (a later reading holds; never served as current)"),
+      el(
+        "ul",
+        { class: "plain" },
+        ...readings.map((r) =>
+          el(
+            "li",
+            {},
+            el("code", {}, String(r.eventId)),
+            ` ${String(r.key)}${r.scope !== "global" ? ` @ ${String(r.scope)}` : ""} = ${String(r.reading)}${r.occurredAt ? `, read ${String(r.occurredAt)}` : ""}; now `,
+            el("code", {}, String(r.latest)),
+            `: ${String(r.holds)}`,
+          ),
+        ),
+      ),
+    );
+  }
   const claimIdentity = (claim: Json) => `${String(claim.key)}\u0000${String(claim.scope ?? "global")}`;
 
   function eventLine(event: Json) {
@@ -318,6 +341,9 @@ function reviewApp(): void {
           el("h3", {}, "What changed"),
           differences(published, body),
           checklistTable((shadow.checklist ?? []) as Json[]),
+          ...(((shadow.earlierReadings ?? []) as Json[]).length > 0
+            ? [earlierReadings(shadow.earlierReadings as Json[])]
+            : []),
           el("h3", {}, "Gate report"),
           gateReport(artifact.record as Json),
           el(

@@ -20,6 +20,7 @@ describeStoreContract(
     alias: stores.store,
     artifacts: stores.artifacts,
     queue: stores.queue,
+    settings: stores.store,
     boundedTransactions: true,
   }),
 );

@@ -15,5 +15,6 @@ describeStoreContract("embedded (SQLite + files)", () => ({
   alias: store,
   artifacts: store,
   queue,
+  settings: store,
   boundedTransactions: false,
 }));

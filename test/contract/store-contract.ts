@@ -13,6 +13,7 @@ import {
 } from "#ports/errors.ts";
 import type { EventLog } from "#ports/event-log.ts";
 import type { SnapshotQueue } from "#ports/queue.ts";
+import type { SettingsPort } from "#ports/settings.ts";
 
 /** One adapter set under test: every port, opened fresh (its own table, bucket, queue or file). */
 export interface StoreUnderTest {
@@ -20,6 +21,7 @@ export interface StoreUnderTest {
   alias: AliasPort;
   artifacts: ArtifactStore;
   queue: SnapshotQueue;
+  settings: SettingsPort;
   /** Whether the engine bounds one transaction (then a large append is split into atomic chunks). */
   boundedTransactions: boolean;
 }
@@ -177,26 +179,133 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
         await events.append(subject, [fact("b2", "b", { text: "new" }, { supersedes: ["b"] })]),
       ).toMatchObject({ inputEpoch: 2, epochMoved: true });
       const clock = { highWater: 4, inputEpoch: 2 };
-      expect(
-        await events.setTrustPolicy(subject, { minTrust: "user", blockedSources: ["web:*"] }, clock, true),
-      ).toEqual({
+      const initial = await events.storedPolicy(subject);
+      expect(initial).toEqual({ minTrust: "tool", blockedSources: [] });
+      const stricter = { minTrust: "user" as const, blockedSources: ["web:*"] };
+      expect(await events.setTrustPolicy(subject, stricter, { clock, policy: initial }, true)).toEqual({
         highWater: 4,
         inputEpoch: 3,
       });
-      expect(await events.trustPolicy(subject)).toEqual({ minTrust: "user", blockedSources: ["web:*"] });
+      expect(await events.trustPolicy(subject)).toEqual(stricter);
       // Fenced on the clock the caller judged: a stale judgement changes nothing.
       expect(
-        await events.setTrustPolicy(subject, { minTrust: "tool", blockedSources: [] }, clock, false),
+        await events.setTrustPolicy(
+          subject,
+          { minTrust: "tool", blockedSources: [] },
+          { clock, policy: stricter },
+          false,
+        ),
       ).toBeNull();
-      expect(await events.trustPolicy(subject)).toEqual({ minTrust: "user", blockedSources: ["web:*"] });
+      expect(await events.trustPolicy(subject)).toEqual(stricter);
+      // ... and on the policy it judged: a policy changed meanwhile changes nothing either.
+      expect(
+        await events.setTrustPolicy(
+          subject,
+          { minTrust: "tool", blockedSources: [] },
+          { clock: { highWater: 4, inputEpoch: 3 }, policy: initial },
+          false,
+        ),
+      ).toBeNull();
       expect(
         await events.setTrustPolicy(
           subject,
           { minTrust: "user", blockedSources: ["web:*", "x"] },
-          { highWater: 4, inputEpoch: 3 },
+          { clock: { highWater: 4, inputEpoch: 3 }, policy: stricter },
           false,
         ),
       ).toEqual({ highWater: 4, inputEpoch: 3 });
+    });
+
+    it("orders readings under a latest rule: a later reading that changes the value moves the epoch, an earlier or equal one does not", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      const reading = (eventId: string, size: string, occurredAt?: string, unit = "TB") =>
+        fact(eventId, "bucket.size", { quantity: size, unit }, occurredAt ? { occurredAt } : {});
+      await events.append(subject, [reading("r-oct", "4.6", "2026-10-26T12:15:00Z")]);
+      const policy = { minTrust: "tool" as const, blockedSources: [], latest: ["bucket.*"] };
+      await events.setTrustPolicy(
+        subject,
+        policy,
+        { clock: { highWater: 1, inputEpoch: 0 }, policy: await events.storedPolicy(subject) },
+        false,
+      );
+      expect(await events.trustPolicy(subject)).toEqual(policy);
+      // A later reading with another value: what holds changes (no conflict: the epoch moves once).
+      expect(await events.append(subject, [reading("r-dec", "4.1", "2026-12-03T09:20:00Z")])).toMatchObject({
+        epochMoved: true,
+        inputEpoch: 1,
+      });
+      // A reading dated before the latest (a backfill), and the same value read again later (in GB):
+      // nothing moves.
+      expect(await events.append(subject, [reading("r-sep", "4.2", "2026-09-30")])).toMatchObject({
+        epochMoved: false,
+      });
+      expect(await events.append(subject, [reading("r-dec2", "4100", "2026-12-04", "GB")])).toMatchObject({
+        epochMoved: false,
+      });
+      // An undated reading follows every dated one logged before it: it holds, and it changed the value.
+      expect(await events.append(subject, [reading("r-now", "3.9")])).toMatchObject({
+        epochMoved: true,
+        inputEpoch: 2,
+      });
+      const [entry] = await events.readingIndex(subject, [{ key: "bucket.size", scope: "global" }]);
+      expect(entry?.readings).toEqual({
+        "r-oct": { sequence: 1, at: "1001793016900.000000000" },
+        "r-dec": { sequence: 2, at: "1001796289600.000000000" },
+        "r-sep": { sequence: 3, at: "1001790726400.000000000" },
+        "r-dec2": { sequence: 4, at: "1001796342400.000000000" },
+        "r-now": { sequence: 5, at: null },
+      });
+    });
+
+    it("creates a subject's clock under the store's default latest rules; a subject with rules of its own keeps them", async () => {
+      const { events, settings } = open();
+      const subject = freshSubject();
+      const before = await settings.settings();
+      try {
+        await settings.updateSettings({ latest: ["stock.*"] });
+        expect(await events.storedPolicy(subject)).toEqual({
+          minTrust: "tool",
+          blockedSources: [],
+          storeLatest: ["stock.*"],
+        });
+        await events.append(subject, [fact("s-1", "stock.widgets", { quantity: "12" })]);
+        expect(await events.trustPolicy(subject)).toEqual({
+          minTrust: "tool",
+          blockedSources: [],
+          latest: ["stock.*"],
+        });
+        const stored = await events.storedPolicy(subject);
+        const own = { ...stored, latest: [{ key: "*.lag", scope: "db:*" }] };
+        expect(
+          await events.setTrustPolicy(
+            subject,
+            own,
+            { clock: { highWater: 1, inputEpoch: 0 }, policy: stored },
+            false,
+          ),
+        ).toEqual({ highWater: 1, inputEpoch: 0 });
+        expect((await events.trustPolicy(subject)).latest).toEqual([{ key: "*.lag", scope: "db:*" }]);
+        // A subject whose clock the default was read for is not created once the default moved.
+        const late = freshSubject();
+        const read = await events.storedPolicy(late);
+        await settings.updateSettings({ latest: ["stock.*", "*.lag"] });
+        expect(
+          await events.setTrustPolicy(
+            late,
+            { ...read, minTrust: "user" },
+            { clock: { highWater: 0, inputEpoch: 0 }, policy: read },
+            false,
+          ),
+        ).toBeNull();
+        expect(await events.storedPolicy(late)).toEqual({
+          minTrust: "tool",
+          blockedSources: [],
+          storeLatest: ["stock.*", "*.lag"],
+        });
+      } finally {
+        await settings.updateSettings({ latest: before.latest ?? [] });
+      }
     });
 
     it("moves inputEpoch when an append opens a new conflict, not when it agrees", async () => {

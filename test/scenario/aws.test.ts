@@ -16,12 +16,14 @@ describePipelineScenarios("AWS local engines", () => ({
   alias: stores.store,
   artifacts: stores.artifacts,
   settings: stores.store,
-  forgetSelector: async (subject) => {
+  forgetSelector: async (subject, mark) => {
     await stores.store.doc.send(
       new UpdateCommand({
         TableName: stores.store.tableName,
         Key: { pk: `S#${subject}`, sk: "CLOCK" },
-        UpdateExpression: "REMOVE selector",
+        ...(mark
+          ? { UpdateExpression: "SET selector = :v", ExpressionAttributeValues: { ":v": mark } }
+          : { UpdateExpression: "REMOVE selector" }),
       }),
     );
   },

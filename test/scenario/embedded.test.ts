@@ -19,7 +19,7 @@ describePipelineScenarios("embedded", () => ({
   alias: store,
   artifacts: store,
   settings: store,
-  forgetSelector: async (subject) => {
-    raw.prepare("UPDATE clock SET selector = NULL WHERE subject = ?").run(subject);
+  forgetSelector: async (subject, mark) => {
+    raw.prepare("UPDATE clock SET selector = ? WHERE subject = ?").run(mark ?? null, subject);
   },
 }));

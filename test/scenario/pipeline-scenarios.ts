@@ -29,10 +29,10 @@ export interface ScenarioStores {
   artifacts: ArtifactStore;
   settings: SettingsPort;
   /**
-   * Makes a subject's clock look as a store from before selector v2 left it (no selector mark),
-   * written through the engine directly: the pipeline itself never produces it.
+   * Makes a subject's clock look as an older store left it, written through the engine directly
+   * (the pipeline itself never produces it): no selector mark (before v2), or "v2" (before v3).
    */
-  forgetSelector(subject: string): Promise<void>;
+  forgetSelector(subject: string, mark?: "v2"): Promise<void>;
 }
 
 let subjects = 0;
@@ -259,7 +259,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
     });
   });
 
-  describe(`${name}: moving a subject from selector v1 to v2`, () => {
+  describe(`${name}: moving a subject from selector v1 or v2 to v3`, () => {
     const chain = [
       {
         eventId: "race-1",
@@ -283,7 +283,7 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       },
     ];
 
-    it("a v1 summary that v2 would not build stops being served once, and the rebuild uses v2", async () => {
+    it("a v1 summary that v3 would not build stops being served once, and the rebuild uses v3", async () => {
       const stores = open();
       const subject = freshSubject();
       const v1 = depsOver(stores, { selectorVersion: "v1" });
@@ -300,18 +300,19 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const deps = depsOver(stores);
       const migration = await adoptCurrentSelector(deps, subject);
       expect(migration?.epochMoved).toBe(true);
+      expect(migration?.from).toBe("v1");
       expect(migration?.differences).toEqual([
         "no longer valid: race-1",
         "no longer a conflict: race/date @ global [race-1, race-3]",
       ]);
       expect((await recall(deps, subject)).mode).toBe("raw");
-      expect(await stores.events.selectorVersion(subject)).toBe("v2");
+      expect(await stores.events.selectorVersion(subject)).toBe("v3");
       expect(await adoptCurrentSelector(deps, subject)).toBeNull();
 
       const rebuilt = await run(deps, await takeSnapshot(deps, subject));
       expect(rebuilt.status).toBe("PUBLISHED");
       if (rebuilt.status !== "PUBLISHED") return;
-      expect((await deps.artifacts.readManifest(subject, rebuilt.artifactId)).selectorVersion).toBe("v2");
+      expect((await deps.artifacts.readManifest(subject, rebuilt.artifactId)).selectorVersion).toBe("v3");
       const served = await recall(deps, subject);
       expect(served.mode).toBe("summary");
       expect(served.claims.map((c) => [c.derivedFrom.join(), c.status])).toEqual([["race-3", "settled"]]);
@@ -362,23 +363,33 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       },
     );
 
-    it("a subject v1 and v2 read alike keeps its summary: the epoch does not move", async () => {
-      const stores = open();
-      const subject = freshSubject();
-      const deps = depsOver(stores);
-      await appendEvents(deps, subject, factsBatch(1, 5));
-      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
-      await stores.forgetSelector(subject);
-      expect(await stores.events.subjectsNotOn("v2")).toContain(subject);
-      const migrations = await migrateSelectors(deps);
-      expect(migrations.find((m) => m.subject === subject)).toEqual({
-        subject,
-        epochMoved: false,
-        differences: [],
-      });
-      expect(await stores.events.subjectsNotOn("v2")).not.toContain(subject);
-      expect((await recall(deps, subject)).mode).toBe("summary");
-    });
+    it.each([
+      [undefined, "v1"],
+      ["v2", "v2"],
+    ] as const)(
+      "a subject its old selector and v3 read alike keeps its summary (mark %s): the epoch does not move, once",
+      async (mark, from) => {
+        const stores = open();
+        const subject = freshSubject();
+        const deps = depsOver(stores);
+        await appendEvents(deps, subject, factsBatch(1, 5));
+        expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+        await stores.forgetSelector(subject, mark);
+        expect(await stores.events.subjectsNotOn("v3")).toContain(subject);
+        const epoch = (await deps.events.snapshot(subject)).inputEpoch;
+        const migrations = await migrateSelectors(deps);
+        expect(migrations.find((m) => m.subject === subject)).toEqual({
+          subject,
+          from,
+          epochMoved: false,
+          differences: [],
+        });
+        expect(await stores.events.subjectsNotOn("v3")).not.toContain(subject);
+        expect((await migrateSelectors(deps)).find((m) => m.subject === subject)).toBeUndefined();
+        expect((await deps.events.snapshot(subject)).inputEpoch).toBe(epoch);
+        expect((await recall(deps, subject)).mode).toBe("summary");
+      },
+    );
   });
 
   describe(`${name}: the seed's race`, () => {

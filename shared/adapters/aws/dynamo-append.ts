@@ -3,7 +3,8 @@ import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import { planAppend } from "#domain/append-plan.ts";
-import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
+import { effectivePolicy } from "#domain/readings.ts";
+import type { MemoryEvent } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/validity.ts";
 import { StoreContentionError, translatePlanError } from "#ports/errors.ts";
 import type { AppendResult, Clock } from "#ports/event-log.ts";
@@ -17,6 +18,8 @@ import {
   indexSk,
   indexWrites,
   pk,
+  type StoredClock,
+  storeLatestCheck,
 } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
 
@@ -89,7 +92,7 @@ async function refuseBadBatch(
   try {
     await planAppend(events, {
       clock,
-      policy: clock.policy,
+      policy: effectivePolicy(clock.policy),
       loadEvents: (ids) => loadEventsThrough(table, subject, ids, known),
       loadIndex: async () => [],
     });
@@ -116,7 +119,7 @@ async function appendChunk(
     try {
       plan = await planAppend(chunk, {
         clock,
-        policy: clock.policy,
+        policy: effectivePolicy(clock.policy),
         loadEvents: (ids) => loadEventsThrough(table, subject, ids, known),
         loadIndex: (keyScopes) => loadIndexThrough(table, subject, keyScopes, known),
       });
@@ -127,7 +130,7 @@ async function appendChunk(
     try {
       await table.doc.send(
         new TransactWriteCommand({
-          TransactItems: appendItems(table.tableName, subject, plan, clock.policy),
+          TransactItems: appendItems(table.tableName, subject, plan, clock),
         }),
       );
       if (known) learnFromPlan(known, plan);
@@ -190,7 +193,7 @@ async function loadIndexThrough(
  * a request); only a key whose head says it has more holders costs a Query. A pre-split head
  * holding the whole `positions` map is read too.
  */
-async function loadIndex(
+export async function loadIndex(
   table: DynamoTable,
   subject: string,
   keyScopes: ReadonlyArray<{ key: string; scope: string }>,
@@ -206,6 +209,7 @@ async function loadIndex(
     const head = IndexItem.parse(raw);
     const items = head.more ? [head, ...(await indexTail(table, subject, sk))] : [head];
     const positions: Record<string, string[]> = {};
+    const readings: NonNullable<ConflictIndexEntry["readings"]> = {};
     const add = (position: string, holder: string) => {
       const holders = positions[position] ?? [];
       if (!holders.includes(holder)) holders.push(holder);
@@ -213,10 +217,17 @@ async function loadIndex(
     };
     for (const item of items) {
       if (item.position !== undefined && item.holder !== undefined) add(item.position, item.holder);
+      if (item.holder !== undefined && item.holderSeq !== undefined && item.at !== undefined)
+        readings[item.holder] = { sequence: item.holderSeq, at: item.at === "" ? null : item.at };
       for (const [position, holders] of Object.entries(item.positions ?? {}))
         for (const holder of holders) add(position, holder);
     }
-    entries.push({ key: head.key, scope: head.scope, positions });
+    entries.push({
+      key: head.key,
+      scope: head.scope,
+      positions,
+      ...(Object.keys(readings).length > 0 ? { readings } : {}),
+    });
   }
   return entries;
 }
@@ -231,10 +242,15 @@ async function indexTail(table: DynamoTable, subject: string, headSk: string) {
   ).map((raw) => IndexItem.parse(raw));
 }
 
-/** The chunk's one transaction: the clock fenced on the clock read, the events, their links, the index. */
-function appendItems(tableName: string, subject: string, plan: AppendPlan, policy: TrustPolicy) {
+/**
+ * The chunk's one transaction: the clock fenced on the clock read, the events, their links, the
+ * index; a subject's first append also checks the store's default rules it was created under.
+ */
+function appendItems(tableName: string, subject: string, plan: AppendPlan, clock: StoredClock) {
   const items: NonNullable<TransactWriteCommandInput["TransactItems"]> = [];
   const { clockBefore, clockAfter } = plan;
+  const policy = clock.policy;
+  if (!clock.exists) items.push(storeLatestCheck(tableName, policy.storeLatest));
   items.push({
     Update: {
       TableName: tableName,

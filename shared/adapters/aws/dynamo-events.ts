@@ -1,4 +1,5 @@
-import { TransactGetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { TransactGetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoredEvent } from "#domain/append-plan.ts";
 import { decodeStoredEvent } from "#domain/hashing.ts";
 import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
@@ -13,6 +14,8 @@ import {
   eventSk,
   isConditionFailure,
   pk,
+  type StoredClock,
+  storeLatestCheck,
   TABLE_KEYS,
 } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
@@ -95,7 +98,9 @@ function storedEvent(raw: Record<string, unknown>): StoredEvent {
 /**
  * Sets `assignment` on the clock only if it still equals `expected` (or is absent while expected
  * is the zero clock), moving the epoch by one when `moveEpoch` (and marking the subject for the
- * sweep then); false when the clock moved meanwhile.
+ * sweep then); false when the clock moved meanwhile. Given the clock as read (`read`), the policy
+ * attribute must also still be what was read, and a clock created here checks the store's default
+ * rules it was read under, in one transaction.
  */
 export async function updateClockIf(
   table: DynamoTable,
@@ -104,28 +109,40 @@ export async function updateClockIf(
   moveEpoch: boolean,
   assignment: "policy = :p" | "selector = :v",
   values: Record<string, unknown>,
+  read?: StoredClock,
 ): Promise<boolean> {
+  const policyCondition =
+    read === undefined
+      ? ""
+      : read.policyText === null
+        ? " AND attribute_not_exists(policy)"
+        : " AND policy = :p0";
+  const update = {
+    TableName: table.tableName,
+    Key: { pk: pk(subject), sk: CLOCK },
+    UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
+    ConditionExpression: `((attribute_not_exists(pk) AND :h = :zero AND :e0 = :zero) OR (highWater = :h AND inputEpoch = :e0))${policyCondition}`,
+    ExpressionAttributeValues: {
+      ...values,
+      ...(moveEpoch ? { ":pk": pk(subject) } : {}),
+      ...(read?.policyText ? { ":p0": read.policyText } : {}),
+      ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
+      ":h": expected.highWater,
+      ":e0": expected.inputEpoch,
+      ":zero": 0,
+    },
+  };
   try {
-    await table.doc.send(
-      new UpdateCommand({
-        TableName: table.tableName,
-        Key: { pk: pk(subject), sk: CLOCK },
-        UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
-        ConditionExpression:
-          "(attribute_not_exists(pk) AND :h = :zero AND :e0 = :zero) OR (highWater = :h AND inputEpoch = :e0)",
-        ExpressionAttributeValues: {
-          ...values,
-          ...(moveEpoch ? { ":pk": pk(subject) } : {}),
-          ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
-          ":h": expected.highWater,
-          ":e0": expected.inputEpoch,
-          ":zero": 0,
-        },
-      }),
-    );
+    if (read !== undefined && !read.exists)
+      await table.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [{ Update: update }, storeLatestCheck(table.tableName, read.policy.storeLatest)],
+        }),
+      );
+    else await table.doc.send(new UpdateCommand(update));
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionFailure(error) || error instanceof TransactionCanceledException) return false;
     throw error;
   }
 }

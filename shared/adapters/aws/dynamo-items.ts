@@ -3,8 +3,9 @@ import { z } from "zod";
 import type { AppendPlan } from "#domain/append-plan.ts";
 import { keyScope, positionId } from "#domain/conflicts.ts";
 import { GateReport } from "#domain/gate/index.ts";
-import type { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import { readingAt } from "#domain/readings.ts";
+import type { LatestRule, MemoryEvent, StoredPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, LatestRules, StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import type { ArtifactRecord } from "#ports/artifact-records.ts";
 import type { Clock } from "#ports/event-log.ts";
@@ -46,6 +47,7 @@ export const SettingsItem = z.object({
   recallBypass: z.boolean(),
   rebuildAfterEvents: z.number().int().positive().default(DEFAULT_SETTINGS.rebuildAfterEvents),
   model: z.string().min(1).optional(),
+  latest: LatestRules.optional(),
 });
 
 export const ClockItem = z.object({
@@ -71,6 +73,12 @@ export const IndexItem = z.object({
   scope: z.string(),
   position: z.string().optional(),
   holder: z.string().optional(),
+  /**
+   * The holder's sequence and reading time ("" without occurredAt), on items written since v3.
+   * Not `seq`: that attribute is the local index bySequence's key, which holds events only.
+   */
+  holderSeq: z.number().int().positive().optional(),
+  at: z.string().optional(),
   /** On a head: later holders have their own items. */
   more: z.boolean().optional(),
   /** The pre-split form: every position's holders in one item. */
@@ -89,17 +97,63 @@ export const ArtifactItem = z.object({
   createdAt: z.string(),
 });
 
-/** A clock item as read: the clock, the subject's trust policy and the selector it follows. */
-export type StoredClock = Clock & { policy: TrustPolicy; selector: SelectorVersion };
+/**
+ * A clock item as read: the clock, the subject's stored policy and the selector it follows, and
+ * the policy attribute as stored (`policyText`, what a conditional policy write compares; null when
+ * the clock or its policy is absent). `exists` is false for a subject with no clock yet.
+ */
+export type StoredClock = Clock & {
+  policy: StoredPolicy;
+  selector: SelectorVersion;
+  policyText: string | null;
+  exists: boolean;
+};
 
-export function clockOf(item: Record<string, unknown> | undefined): StoredClock {
-  if (!item) return { highWater: 0, inputEpoch: 0, policy: DEFAULT_TRUST_POLICY, selector: SELECTOR_VERSION };
+/** The clock of an item; a subject without one has the zero clock under `storeLatest` (the store's rules). */
+export function clockOf(
+  item: Record<string, unknown> | undefined,
+  storeLatest: readonly LatestRule[] = [],
+): StoredClock {
+  if (!item)
+    return {
+      highWater: 0,
+      inputEpoch: 0,
+      policy: {
+        ...DEFAULT_TRUST_POLICY,
+        ...(storeLatest.length > 0 ? { storeLatest: [...storeLatest] } : {}),
+      },
+      selector: SELECTOR_VERSION,
+      policyText: null,
+      exists: false,
+    };
   const clock = ClockItem.parse(item);
   return {
     highWater: clock.highWater,
     inputEpoch: clock.inputEpoch,
-    policy: clock.policy ? TrustPolicySchema.parse(JSON.parse(clock.policy)) : DEFAULT_TRUST_POLICY,
+    policy: clock.policy ? StoredPolicySchema.parse(JSON.parse(clock.policy)) : DEFAULT_TRUST_POLICY,
     selector: selectorNamed(clock.selector),
+    policyText: clock.policy ?? null,
+    exists: true,
+  };
+}
+
+/**
+ * A ConditionCheck that the store's default `latest` rules are still `storeLatest`: a subject's
+ * clock created with them is written in the same transaction, so a change of the default either
+ * comes before it (and the clock is created with the new rules) or finds the clock to apply to.
+ */
+export function storeLatestCheck(tableName: string, storeLatest: readonly LatestRule[] | undefined) {
+  return {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: SETTINGS_KEY,
+      ...(storeLatest && storeLatest.length > 0
+        ? { ConditionExpression: "latest = :latest", ExpressionAttributeValues: { ":latest": storeLatest } }
+        : {
+            ConditionExpression: "attribute_not_exists(latest) OR size(latest) = :none",
+            ExpressionAttributeValues: { ":none": 0 },
+          }),
+    },
   };
 }
 
@@ -127,7 +181,16 @@ export function recordOf(raw: Record<string, unknown>): ArtifactRecord {
 export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Array<
   | {
       kind: "put";
-      item: { sk: string; key: string; scope: string; position: string; holder: string; more?: true };
+      item: {
+        sk: string;
+        key: string;
+        scope: string;
+        position: string;
+        holder: string;
+        holderSeq: number;
+        at: string;
+        more?: true;
+      };
     }
   | { kind: "more"; sk: string }
 > {
@@ -146,6 +209,7 @@ export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Arra
     position: string;
     holder: string;
     seq: number;
+    at: string;
   }> = [];
   const seen = new Set<string>();
   for (const { event } of plan.newEvents)
@@ -162,6 +226,7 @@ export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Arra
         position,
         holder: event.eventId,
         seq: event.sequence,
+        at: readingAt(event.occurredAt) ?? "",
       });
     }
   const writes: ReturnType<typeof indexWrites> = [];
@@ -179,6 +244,8 @@ export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Arra
           scope: first.scope,
           position: first.position,
           holder: first.holder,
+          holderSeq: first.seq,
+          at: first.at,
           ...(rest.length > 0 ? { more: true as const } : {}),
         },
       });
@@ -192,6 +259,8 @@ export function indexWrites(plan: Pick<AppendPlan, "newEvents" | "index">): Arra
           scope: holder.scope,
           position: holder.position,
           holder: holder.holder,
+          holderSeq: holder.seq,
+          at: holder.at,
         },
       });
   }
@@ -207,14 +276,16 @@ export function isConditionFailure(error: unknown): boolean {
 const INDEX_ITEM_OVERHEAD = 256;
 
 /**
- * Splits a batch into chunks that each fit one TransactWriteItems: at most 100 items (the clock,
- * each event, each update of an older event it revokes or supersedes, each index item) and 4 MB
+ * Splits a batch into chunks that each fit one TransactWriteItems: at most 100 items (the clock and
+ * the store-default check, each event, each update of an older event it revokes or supersedes, each index item) and 4 MB
  * (event bodies are counted twice, as stored text and as sent; index items with their keys).
  */
 export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEvent[][] {
   const chunks: MemoryEvent[][] = [];
   let chunk: MemoryEvent[] = [];
-  let items = 1;
+  // The clock, and the store-default check a subject's first append carries.
+  const CLOCK_ITEMS = 2;
+  let items = CLOCK_ITEMS;
   let bytes = 0;
   for (const event of events) {
     const positions = new Set(
@@ -232,7 +303,7 @@ export function chunkForTransactions(events: readonly MemoryEvent[]): MemoryEven
     if (chunk.length > 0 && (items + cost > MAX_TRANSACTION_ITEMS || bytes + size > MAX_TRANSACTION_BYTES)) {
       chunks.push(chunk);
       chunk = [];
-      items = 1;
+      items = CLOCK_ITEMS;
       bytes = 0;
     }
     chunk.push(event);

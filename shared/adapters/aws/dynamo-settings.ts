@@ -9,8 +9,12 @@ export async function readSettings(table: DynamoTable): Promise<TenantSettings> 
     new GetCommand({ TableName: table.tableName, Key: SETTINGS_KEY, ConsistentRead: true }),
   );
   if (!Item) return DEFAULT_SETTINGS;
-  const { model, ...settings } = SettingsItem.parse(Item);
-  return model === undefined ? settings : { ...settings, model };
+  const { model, latest, ...settings } = SettingsItem.parse(Item);
+  return {
+    ...settings,
+    ...(model === undefined ? {} : { model }),
+    ...(latest === undefined ? {} : { latest }),
+  };
 }
 
 export async function updateSettings(

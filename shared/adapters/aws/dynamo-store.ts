@@ -1,13 +1,15 @@
-import type { StoredEvent } from "#domain/append-plan.ts";
-import type { MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
-import { TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import { canonicalJson } from "#domain/hashing.ts";
+import { effectivePolicy } from "#domain/readings.ts";
+import type { MemoryEvent, SequencedEvent, Snapshot, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
+import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactRecords, ArtifactStatus } from "#ports/artifact-records.ts";
 import type { AppendResult, Clock, EventLog } from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
 import { publishIfUnchanged, readAlias } from "./dynamo-alias.ts";
-import { appendEvents } from "./dynamo-append.ts";
+import { appendEvents, loadIndex } from "./dynamo-append.ts";
 import { getRecord, listRecords, recordArtifact, updateRecordWhere } from "./dynamo-artifact-records.ts";
 import { eventsById, eventsPage, eventsWhere, readSnapshot, updateClockIf } from "./dynamo-events.ts";
 import { readSettings, updateSettings } from "./dynamo-settings.ts";
@@ -53,21 +55,45 @@ export class DynamoStore extends DynamoTable implements EventLog, AliasPort, Art
   }
 
   async trustPolicy(subject: string): Promise<TrustPolicy> {
+    return effectivePolicy((await this.readClock(subject)).policy);
+  }
+
+  async storedPolicy(subject: string): Promise<StoredPolicy> {
     return (await this.readClock(subject)).policy;
   }
 
   async setTrustPolicy(
     subject: string,
-    policy: TrustPolicy,
-    expected: Clock,
+    policy: StoredPolicy,
+    expected: { clock: Clock; policy: StoredPolicy },
     moveEpoch: boolean,
   ): Promise<Clock | null> {
-    const changed = await updateClockIf(this, subject, expected, moveEpoch, "policy = :p", {
-      ":p": JSON.stringify(TrustPolicySchema.parse(policy)),
-    });
+    const read = await this.readClock(subject);
+    if (
+      read.highWater !== expected.clock.highWater ||
+      read.inputEpoch !== expected.clock.inputEpoch ||
+      canonicalJson(read.policy) !== canonicalJson(expected.policy)
+    )
+      return null;
+    const changed = await updateClockIf(
+      this,
+      subject,
+      expected.clock,
+      moveEpoch,
+      "policy = :p",
+      { ":p": JSON.stringify(StoredPolicySchema.parse(policy)) },
+      read,
+    );
     return changed
-      ? { highWater: expected.highWater, inputEpoch: expected.inputEpoch + (moveEpoch ? 1 : 0) }
+      ? { highWater: expected.clock.highWater, inputEpoch: expected.clock.inputEpoch + (moveEpoch ? 1 : 0) }
       : null;
+  }
+
+  readingIndex(
+    subject: string,
+    keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+  ): Promise<ConflictIndexEntry[]> {
+    return loadIndex(this, subject, keyScopes);
   }
 
   async selectorVersion(subject: string): Promise<SelectorVersion> {

@@ -8,7 +8,7 @@ import {
   type QueryCommandInput,
   type ScanCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import { CLOCK, clockOf, pk, type StoredClock } from "./dynamo-items.ts";
+import { CLOCK, clockOf, pk, SETTINGS_KEY, SettingsItem, type StoredClock } from "./dynamo-items.ts";
 
 /**
  * One tenant's table and the reads every concern of the DynamoDB store shares: an item by key,
@@ -34,9 +34,17 @@ export class DynamoTable {
     return Item;
   }
 
-  /** The subject's clock; the zero clock on the current selector when it has none yet. */
+  /**
+   * The subject's clock; the zero clock on the current selector when it has none yet, under the
+   * store's default `latest` rules read now (a write creating the clock checks they still hold).
+   */
   async readClock(subject: string): Promise<StoredClock> {
-    return clockOf(await this.getItem(subject, CLOCK));
+    const item = await this.getItem(subject, CLOCK);
+    if (item) return clockOf(item);
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: SETTINGS_KEY, ConsistentRead: true }),
+    );
+    return clockOf(undefined, Item ? (SettingsItem.parse(Item).latest ?? []) : []);
   }
 
   /** Every item a Query matches, page after page, or the first `limit` of them. */

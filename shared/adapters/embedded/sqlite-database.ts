@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS conflict_index (
   key TEXT NOT NULL,
   scope TEXT NOT NULL,
   positions TEXT NOT NULL,
+  readings TEXT,
   PRIMARY KEY (subject, key, scope)
 );
 CREATE TABLE IF NOT EXISTS alias (
@@ -87,6 +88,10 @@ export class SqliteDatabase {
     const columns = this.db.pragma("table_info(clock)") as Array<{ name: string }>;
     if (!columns.some((column) => column.name === "selector"))
       this.db.exec("ALTER TABLE clock ADD COLUMN selector TEXT");
+    // Stores from before selector v3 keep no reading times: their holders are looked up when asked.
+    const indexColumns = this.db.pragma("table_info(conflict_index)") as Array<{ name: string }>;
+    if (!indexColumns.some((column) => column.name === "readings"))
+      this.db.exec("ALTER TABLE conflict_index ADD COLUMN readings TEXT");
   }
 
   statement(sql: string): Database.Statement {

@@ -1,12 +1,14 @@
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import { planAppend } from "#domain/append-plan.ts";
-import { decodeStoredEvent } from "#domain/hashing.ts";
-import type { MemoryEvent, SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
-import { DEFAULT_TRUST_POLICY, TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import { canonicalJson, decodeStoredEvent } from "#domain/hashing.ts";
+import { effectivePolicy } from "#domain/readings.ts";
+import type { MemoryEvent, SequencedEvent, StoredPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import { translatePlanError } from "#ports/errors.ts";
 import type { AppendResult, Clock } from "#ports/event-log.ts";
 import type { SqliteDatabase } from "./sqlite-database.ts";
+import { readSettings } from "./sqlite-settings.ts";
 
 /**
  * The event log and its clock in SQLite: events (immutable rows, by triggers), the ids acting on
@@ -21,24 +23,31 @@ interface EventRow {
   body: string;
 }
 
-type StoredClock = Clock & { policy: TrustPolicy; selector: SelectorVersion };
+type StoredClock = Clock & { policy: StoredPolicy; selector: SelectorVersion };
 
-/** The subject's clock; the zero clock on the current selector when it has none yet. */
+/**
+ * The subject's clock; the zero clock on the current selector when it has none yet, whose policy
+ * is the default one under the store's `latest` rules now (read in the caller's transaction, so a
+ * new subject and a change of the store default are ordered).
+ */
 export function readClock(db: SqliteDatabase, subject: string): StoredClock {
   const row = db
     .statement("SELECT high_water, input_epoch, policy, selector FROM clock WHERE subject = ?")
     .get(subject) as
     | { high_water: number; input_epoch: number; policy: string | null; selector: string | null }
     | undefined;
+  const storeLatest = row ? undefined : readSettings(db).latest;
   return {
     highWater: row?.high_water ?? 0,
     inputEpoch: row?.input_epoch ?? 0,
-    policy: row?.policy ? TrustPolicySchema.parse(JSON.parse(row.policy)) : DEFAULT_TRUST_POLICY,
+    policy: row?.policy
+      ? StoredPolicySchema.parse(JSON.parse(row.policy))
+      : { ...DEFAULT_TRUST_POLICY, ...(storeLatest?.length ? { storeLatest } : {}) },
     selector: row ? selectorNamed(row.selector) : SELECTOR_VERSION,
   };
 }
 
-function writeClock(db: SqliteDatabase, subject: string, clock: Clock, policy: TrustPolicy): void {
+function writeClock(db: SqliteDatabase, subject: string, clock: Clock, policy: StoredPolicy): void {
   db.statement(
     // A new subject starts on the current selector; an existing one keeps its own until adopted.
     "INSERT INTO clock (subject, high_water, input_epoch, policy, selector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
@@ -56,7 +65,7 @@ export async function appendEvents(
   try {
     plan = await planAppend(events, {
       clock,
-      policy: clock.policy,
+      policy: effectivePolicy(clock.policy),
       loadEvents: async (ids) => eventsById(db, subject, ids),
       loadIndex: async (keyScopes) => loadIndex(db, subject, keyScopes),
     });
@@ -75,7 +84,7 @@ export async function appendEvents(
   };
 }
 
-function applyPlan(db: SqliteDatabase, subject: string, plan: AppendPlan, policy: TrustPolicy): void {
+function applyPlan(db: SqliteDatabase, subject: string, plan: AppendPlan, policy: StoredPolicy): void {
   const insertEvent = db.statement(
     "INSERT INTO events (subject, event_id, sequence, hash, body) VALUES (?, ?, ?, ?, ?)",
   );
@@ -89,25 +98,38 @@ function applyPlan(db: SqliteDatabase, subject: string, plan: AppendPlan, policy
   for (const [target, actors] of plan.actorsAdded)
     for (const actor of actors) insertActor.run(subject, target, actor);
   const upsertIndex = db.statement(
-    "INSERT INTO conflict_index (subject, key, scope, positions) VALUES (?, ?, ?, ?) ON CONFLICT (subject, key, scope) DO UPDATE SET positions = excluded.positions",
+    "INSERT INTO conflict_index (subject, key, scope, positions, readings) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject, key, scope) DO UPDATE SET positions = excluded.positions, readings = excluded.readings",
   );
   for (const entry of plan.index)
-    upsertIndex.run(subject, entry.key, entry.scope, JSON.stringify(entry.positions));
+    upsertIndex.run(
+      subject,
+      entry.key,
+      entry.scope,
+      JSON.stringify(entry.positions),
+      entry.readings ? JSON.stringify(entry.readings) : null,
+    );
   writeClock(db, subject, plan.clockAfter, policy);
 }
 
-function loadIndex(
+/** The conflict index entries of the given (key, scope) pairs, with the reading times kept since v3. */
+export function loadIndex(
   db: SqliteDatabase,
   subject: string,
   keyScopes: ReadonlyArray<{ key: string; scope: string }>,
 ): ConflictIndexEntry[] {
   const select = db.statement(
-    "SELECT positions FROM conflict_index WHERE subject = ? AND key = ? AND scope = ?",
+    "SELECT positions, readings FROM conflict_index WHERE subject = ? AND key = ? AND scope = ?",
   );
   const entries: ConflictIndexEntry[] = [];
   for (const { key, scope } of keyScopes) {
-    const row = select.get(subject, key, scope) as { positions: string } | undefined;
-    if (row) entries.push({ key, scope, positions: JSON.parse(row.positions) });
+    const row = select.get(subject, key, scope) as { positions: string; readings: string | null } | undefined;
+    if (row)
+      entries.push({
+        key,
+        scope,
+        positions: JSON.parse(row.positions),
+        ...(row.readings ? { readings: JSON.parse(row.readings) } : {}),
+      });
   }
   return entries;
 }
@@ -174,18 +196,22 @@ function decodeRow(row: EventRow): SequencedEvent {
 }
 
 /**
- * Sets the policy or the selector on the clock only if it still equals `expected`, moving the
- * epoch by one when `moveEpoch`; null when the clock moved meanwhile (nothing changed).
+ * Sets the policy or the selector on the clock only if it still equals `expected` (and, with a
+ * policy, the stored policy still equals `expectedPolicy`), moving the epoch by one when
+ * `moveEpoch`; null when either moved meanwhile (nothing changed).
  */
 export function updateClockIf(
   db: SqliteDatabase,
   subject: string,
   expected: Clock,
   moveEpoch: boolean,
-  set: { policy?: TrustPolicy; selector?: SelectorVersion },
+  set: { policy?: StoredPolicy; selector?: SelectorVersion },
+  expectedPolicy?: StoredPolicy,
 ): Clock | null {
   const clock = readClock(db, subject);
   if (clock.highWater !== expected.highWater || clock.inputEpoch !== expected.inputEpoch) return null;
+  if (expectedPolicy !== undefined && canonicalJson(clock.policy) !== canonicalJson(expectedPolicy))
+    return null;
   const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) };
   writeClock(db, subject, next, set.policy ?? clock.policy);
   if (set.selector !== undefined)

@@ -1,9 +1,17 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { StoredEvent } from "#domain/append-plan.ts";
+import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
-import type { Manifest, MemoryEvent, SequencedEvent, Snapshot, TrustPolicy } from "#domain/schemas.ts";
-import { TrustPolicy as TrustPolicySchema } from "#domain/schemas.ts";
+import { effectivePolicy } from "#domain/readings.ts";
+import type {
+  Manifest,
+  MemoryEvent,
+  SequencedEvent,
+  Snapshot,
+  StoredPolicy,
+  TrustPolicy,
+} from "#domain/schemas.ts";
+import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactStatus } from "#ports/artifact-records.ts";
@@ -20,6 +28,7 @@ import {
   eventsById,
   eventsPage,
   eventsWhere,
+  loadIndex,
   readClock,
   updateClockIf,
 } from "./sqlite-events.ts";
@@ -110,17 +119,30 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   trustPolicy(subject: string): Promise<TrustPolicy> {
+    return this.db.read(() => effectivePolicy(readClock(this.db, subject).policy));
+  }
+
+  storedPolicy(subject: string): Promise<StoredPolicy> {
     return this.db.read(() => readClock(this.db, subject).policy);
   }
 
   setTrustPolicy(
     subject: string,
-    policy: TrustPolicy,
-    expected: Clock,
+    policy: StoredPolicy,
+    expected: { clock: Clock; policy: StoredPolicy },
     moveEpoch: boolean,
   ): Promise<Clock | null> {
-    const parsed = TrustPolicySchema.parse(policy);
-    return this.db.write(() => updateClockIf(this.db, subject, expected, moveEpoch, { policy: parsed }));
+    const parsed = StoredPolicySchema.parse(policy);
+    return this.db.write(() =>
+      updateClockIf(this.db, subject, expected.clock, moveEpoch, { policy: parsed }, expected.policy),
+    );
+  }
+
+  readingIndex(
+    subject: string,
+    keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+  ): Promise<ConflictIndexEntry[]> {
+    return this.db.read(() => loadIndex(this.db, subject, keyScopes));
   }
 
   selectorVersion(subject: string): Promise<SelectorVersion> {
