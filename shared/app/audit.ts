@@ -17,6 +17,8 @@ export const FALSE_FACT_REASONS: ReadonlySet<GateReasonCode> = new Set<GateReaso
   "provenance-missing",
   "conflict-invented",
   "conflict-settled",
+  // An earlier reading (selector v3) served as current: a value a later reading replaced.
+  "outdated-reading",
   "summary-foreign-token",
   // Only a judge's verdict (or a policy's summarySupport) gives this one: prose the events do not say.
   "summary-unsupported",

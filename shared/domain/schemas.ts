@@ -344,14 +344,24 @@ const NonEmptyIds = (field: string) =>
       error: `${field} must name at least one event`,
     });
 
+/** settled and contested (CONTRACT §3), and earlier: a reading a later one replaced (selector v3). */
+export const CLAIM_STATUSES = ["settled", "contested", "earlier"] as const;
+
 export const Claim = z.object({
   key: z.string({ error: "claim key is required" }).min(1),
   scope: z.string({ error: "claim scope must be a string" }).min(1).default("global"),
   // Read as written: the gate reads only the kind's own fields, and a candidate is never hashed as an input.
   value: Value,
   polarity: Polarity,
-  status: z.enum(["settled", "contested"], { error: 'status must be "settled" or "contested"' }),
+  status: z.enum(CLAIM_STATUSES, { error: 'status must be "settled", "contested" or "earlier"' }),
   text: z.string({ error: "claim text must be a string" }).optional(),
+  /** When the restated reading was taken (its event's occurredAt, or that day): an earlier reading's date. */
+  asOf: z
+    .string({ error: "asOf must be an ISO 8601 date or date-time string" })
+    .refine((text) => canonicalDate(text) !== null, {
+      error: "asOf must be an ISO 8601 date (2026-10-26) or date-time that exists",
+    })
+    .optional(),
   derivedFrom: NonEmptyIds("derivedFrom"),
 });
 export type Claim = z.infer<typeof Claim>;

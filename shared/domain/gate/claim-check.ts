@@ -5,6 +5,7 @@ import { describeValue } from "../values.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { checkClaimStatus } from "./conflict-check.ts";
 import type { AssertionEntry } from "./context.ts";
+import { checkClaimReading } from "./reading-check.ts";
 import { recordRestatement } from "./restatement-check.ts";
 
 /**
@@ -19,6 +20,7 @@ export function checkClaim(check: CandidateCheck, claim: Claim, index: number): 
   const { key, scope, polarity } = claim;
 
   checkClaimStatus(check, claim, index);
+  checkClaimReading(check, claim, index);
   let matched = false;
   let sameKeySeen = false;
   for (let i = 0; i < claim.derivedFrom.length; i++) {

@@ -32,6 +32,16 @@ export interface ConflictEntry extends Conflict {
   contradicting: Map<string, { value: ValueData; valueKey: string; polarity: Polarity; eventId: string }>;
 }
 
+/**
+ * The readings of a (key, scope) a `latest` rule covers (selector v3): the reading that holds, its
+ * positions (current), and every earlier reading's position with the events holding it.
+ */
+export interface ReadingsEntry {
+  latest: string;
+  current: Set<string>;
+  earlier: Map<string, { value: ValueData; valueKey: string; polarity: Polarity; holders: string[] }>;
+}
+
 /** What numbers, dates and ids the valid inputs hold (CONTRACT §4a, foreign tokens). */
 export interface HeldTokens {
   unitNumbers: Set<string>;
@@ -54,6 +64,8 @@ export interface GateContext {
   /** (key, scope) → `${polarity}\0${valueKey}` → the valid events asserting exactly that. */
   holdersByKeyScope: KeyScopeMap<Map<string, string[]>>;
   conflictsByKeyScope: KeyScopeMap<ConflictEntry>;
+  /** Selector v3: each (key, scope) a `latest` rule covers, its current and earlier positions. */
+  readingsByKeyScope: KeyScopeMap<ReadingsEntry>;
   held: HeldTokens;
 }
 
@@ -98,6 +110,13 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
       });
     conflictsByKeyScope.set(conflict.key, conflict.scope, { ...conflict, contradicting: positions });
   }
+  const readingsByKeyScope = new KeyScopeMap<ReadingsEntry>();
+  for (const readings of selection.readings)
+    readingsByKeyScope.set(readings.key, readings.scope, {
+      latest: readings.latest,
+      current: new Set(readings.current.map((p) => positionKey(p.polarity, p.valueKey))),
+      earlier: new Map(readings.earlier.map((p) => [positionKey(p.polarity, p.valueKey), p])),
+    });
   return {
     selection,
     eventCount,
@@ -106,6 +125,7 @@ export function buildGateContext(selection: Selection, eventCount: number): Gate
     assertionsByEvent,
     holdersByKeyScope,
     conflictsByKeyScope,
+    readingsByKeyScope,
     held,
   };
 }

@@ -1,3 +1,4 @@
+import { positionKey } from "../conflicts.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES } from "../mentions.ts";
 import type { MustPreserveItem } from "../must-preserve.ts";
 import { isWholeEvent } from "../must-preserve.ts";
@@ -60,8 +61,12 @@ export function checkMustPreserve(check: CandidateCheck): void {
           );
         // Otherwise a claim speaks to (key, scope) with another value: its own check reported
         // it, unless that claim matched another assertion of the same event exactly (an event
-        // holding both polarities of one value): then nothing else says the item was lost.
-        else if (restatesOnlyOtherAssertions(check, claims, item))
+        // holding both polarities of one value), or it restates an earlier reading (reported as
+        // such): then nothing else says the item was lost.
+        else if (
+          restatesOnlyOtherAssertions(check, claims, item) ||
+          restatesOnlyEarlierReadings(check, claims, item)
+        )
           check.add(
             "missing",
             item.key,
@@ -123,6 +128,19 @@ export function checkMustPreserve(check: CandidateCheck): void {
 function wholeEventUnkept(check: CandidateCheck, eventId: string): boolean {
   const event = check.context.eventsById.get(eventId);
   return event !== undefined && isWholeEvent(event) && !check.derivedFrom().has(eventId);
+}
+
+/** Whether every claim on an item's (key, scope) restates an earlier reading there (selector v3). */
+function restatesOnlyEarlierReadings(
+  check: CandidateCheck,
+  claims: readonly Claim[],
+  item: MustPreserveItem & { kind: "assertion" },
+): boolean {
+  const earlier = check.context.readingsByKeyScope.get(item.key, item.scope)?.earlier;
+  return (
+    earlier !== undefined &&
+    claims.every((claim) => earlier.has(positionKey(claim.polarity, check.valueKeyOf(claim))))
+  );
 }
 
 /**

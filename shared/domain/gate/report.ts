@@ -20,6 +20,7 @@ export const GATE_REASON_CODES = [
   "summary-foreign-token",
   "summary-unsupported",
   "over-budget",
+  "outdated-reading",
 ] as const;
 export type GateReasonCode = (typeof GATE_REASON_CODES)[number];
 

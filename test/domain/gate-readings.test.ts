@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import type { TrustPolicy } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { candidate, codes, fact, gate, log, settled } from "../support/builders.ts";
+
+/**
+ * The gate on a key a `latest` rule covers (CONTRACT §4a "Readings", selector v3): the latest
+ * reading is current, an earlier one may be left out or restated as earlier with its date, never
+ * stated as current.
+ */
+const RULE: TrustPolicy = { ...DEFAULT_TRUST_POLICY, latest: ["backup.bucket_size"] };
+const size = (quantity: string) => ({ quantity, unit: "TB" });
+const reading = (eventId: string, quantity: string, extra: Record<string, unknown> = {}) =>
+  fact(eventId, "backup.bucket_size", size(quantity), extra);
+const events = log(
+  reading("oct", "4.6", { occurredAt: "2026-10-26T12:15:00Z" }),
+  reading("dec", "4.1", { occurredAt: "2026-12-03T09:20:00Z" }),
+);
+const current = settled("backup.bucket_size", size("4.1"), ["dec"]);
+const earlier = (extra: Record<string, unknown> = {}) =>
+  settled("backup.bucket_size", size("4.6"), ["oct"], { status: "earlier", asOf: "2026-10-26", ...extra });
+
+describe("the gate on readings (selector v3)", () => {
+  it("passes the current reading alone, the earlier one left cold", () => {
+    const report = gate(events, candidate({ claims: [current], coldRefs: ["oct"] }), { policy: RULE });
+    expect(report.reasons).toEqual([]);
+  });
+
+  it("passes an earlier reading restated as one, dated by its day or its exact instant", () => {
+    for (const asOf of ["2026-10-26", "2026-10-26T12:15:00Z", "2026-10-26T13:15:00+01:00"])
+      expect(
+        gate(events, candidate({ claims: [current, earlier({ asOf })] }), { policy: RULE }).reasons,
+      ).toEqual([]);
+  });
+
+  it("refuses an earlier reading stated as current: outdated-reading, naming the reading that holds", () => {
+    const report = gate(
+      events,
+      candidate({ claims: [current, settled("backup.bucket_size", size("4.6"), ["oct"])] }),
+      { policy: RULE },
+    );
+    expect(codes(report)).toEqual(["outdated-reading"]);
+    expect(report.reasons[0]?.eventId).toBe("dec");
+    expect(report.reasons[0]?.detail).toMatch(/dec \(read 2026-12-03T09:20:00Z\) is the latest reading/);
+  });
+
+  it("refuses serving both readings as a dispute: outdated-reading and conflict-invented", () => {
+    const dispute = candidate({
+      claims: [
+        settled("backup.bucket_size", size("4.6"), ["oct"], { status: "contested" }),
+        settled("backup.bucket_size", size("4.1"), ["dec"], { status: "contested" }),
+      ],
+      unresolvedConflicts: [{ key: "backup.bucket_size", scope: "global", members: ["dec", "oct"] }],
+    });
+    expect(codes(gate(events, dispute, { policy: RULE }))).toEqual(["conflict-invented", "outdated-reading"]);
+  });
+
+  it("refuses an earlier reading without its date when its event has one", () => {
+    const undated = earlier();
+    delete undated.asOf;
+    const report = gate(events, candidate({ claims: [current, undated] }), { policy: RULE });
+    expect(codes(report)).toEqual(["outdated-reading"]);
+    expect(report.reasons[0]?.detail).toMatch(/give it asOf 2026-10-26/);
+  });
+
+  it("passes an undated earlier reading of an event without occurredAt", () => {
+    const undatedLog = log(reading("a", "4.6"), reading("b", "4.1"));
+    const claims = [
+      settled("backup.bucket_size", size("4.1"), ["b"]),
+      settled("backup.bucket_size", size("4.6"), ["a"], { status: "earlier" }),
+    ];
+    expect(gate(undatedLog, candidate({ claims }), { policy: RULE }).reasons).toEqual([]);
+  });
+
+  it("refuses an asOf that is not the day its events occurred: value-changed", () => {
+    const report = gate(events, candidate({ claims: [current, earlier({ asOf: "2026-10-27" })] }), {
+      policy: RULE,
+    });
+    expect(codes(report)).toEqual(["value-changed"]);
+    // On any claim: the current reading dated wrongly is value-changed too.
+    const wrong = { ...current, asOf: "2026-10-26" };
+    expect(codes(gate(events, candidate({ claims: [wrong] }), { policy: RULE }))).toEqual(["value-changed"]);
+  });
+
+  it("refuses status earlier on the reading that holds, or on a key no rule covers: unsupported-claim", () => {
+    const latestAsEarlier = { ...current, status: "earlier" as const, asOf: "2026-12-03" };
+    const report = gate(events, candidate({ claims: [latestAsEarlier, current] }), { policy: RULE });
+    expect(codes(report)).toEqual(["unsupported-claim"]);
+    expect(report.reasons[0]?.detail).toMatch(/no later reading supersedes it/);
+    const withoutRule = gate(
+      events,
+      candidate({
+        claims: [
+          settled("backup.bucket_size", size("4.6"), ["oct"], { status: "contested" }),
+          settled("backup.bucket_size", size("4.1"), ["dec"], { status: "contested" }),
+          earlier(),
+        ],
+        unresolvedConflicts: [{ key: "backup.bucket_size", scope: "global", members: ["dec", "oct"] }],
+      }),
+    );
+    expect(codes(withoutRule)).toEqual(["unsupported-claim"]);
+    expect(withoutRule.reasons[0]?.detail).toMatch(/no latest rule covers backup.bucket_size @ global/);
+  });
+
+  it("refuses a candidate that keeps only the earlier reading: the current one is missing", () => {
+    const report = gate(events, candidate({ claims: [earlier()], coldRefs: ["dec"] }), { policy: RULE });
+    expect(codes(report)).toEqual(["missing"]);
+    expect(report.reasons[0]?.eventId).toBe("dec");
+  });
+
+  it("still asks a whole event (a decision) holding an earlier reading to be restated, which status earlier does", () => {
+    const decided = log(
+      reading("oct", "4.6", { occurredAt: "2026-10-26", kind: "decision" }),
+      reading("dec", "4.1", { occurredAt: "2026-12-03" }),
+    );
+    expect(
+      codes(gate(decided, candidate({ claims: [current], coldRefs: ["oct"] }), { policy: RULE })),
+    ).toEqual(["missing"]);
+    expect(gate(decided, candidate({ claims: [current, earlier()] }), { policy: RULE }).reasons).toEqual([]);
+  });
+
+  it("without a rule nothing changes: the two readings are a conflict the gate asks for", () => {
+    expect(codes(gate(events, candidate({ claims: [current], coldRefs: ["oct"] })))).toEqual([
+      "conflict-missing",
+      "conflict-settled",
+    ]);
+  });
+});
