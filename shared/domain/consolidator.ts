@@ -13,9 +13,9 @@ import { canonicalValue } from "./values.ts";
 
 /**
  * The deterministic consolidator: the embedded default model. It restates every assertion as a
- * claim (identical statements merged, each naming all its sources), every contributing free-text
- * event verbatim, every open task as a pending item, and every conflict as contested claims plus
- * the conflict itself. It never picks a winner and never truncates: when the token budget is
+ * claim (identical statements merged, each naming all its sources; an earlier reading as one, with
+ * its date), every contributing free-text event verbatim, every open task as a pending item, and
+ * every conflict as contested claims plus the conflict itself. It never picks a winner and never truncates: when the token budget is
  * tight, it leaves the lowest-value inputs (notes, done tasks, statements with nothing
  * must-preserve) in the cold layer, whole.
  */
@@ -86,8 +86,15 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
   for (const event of context.selection.validInputs) {
     for (const assertion of event.assertions ?? []) {
       const valueKey = canonicalValue(assertion.value);
-      const tuple = `${keyScope(assertion.key, assertion.scope)}\u0000${assertion.polarity}\u0000${valueKey}`;
-      const required = isMustPreserveAssertion(event, assertion);
+      // An earlier reading (selector v3) is restated as one, with the date it was read: never as
+      // current, and one claim per reading (each has its own date).
+      const earlier =
+        context.readingsByKeyScope
+          .get(assertion.key, assertion.scope)
+          ?.earlier.has(positionKey(assertion.polarity, valueKey)) ?? false;
+      const tuple = `${keyScope(assertion.key, assertion.scope)}\u0000${assertion.polarity}\u0000${valueKey}${earlier ? `\u0000${event.eventId}` : ""}`;
+      // An earlier reading is never must-preserve, but a whole event holding one is still restated.
+      const required = earlier ? isWholeEvent(event) : isMustPreserveAssertion(event, assertion);
       const existing = byTuple.get(tuple);
       if (existing) {
         existing.claim.derivedFrom.push(event.eventId);
@@ -101,14 +108,16 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
           .get(assertion.key, assertion.scope)
           ?.contradicting.has(positionKey(assertion.polarity, valueKey)) ?? false;
       const draft: ClaimDraft = {
-        claim: structuredClaim(
-          assertion.key,
-          assertion.scope,
-          assertion.value,
-          assertion.polarity,
-          contested,
-          event.eventId,
-        ),
+        claim: earlier
+          ? earlierReadingClaim(assertion, event)
+          : structuredClaim(
+              assertion.key,
+              assertion.scope,
+              assertion.value,
+              assertion.polarity,
+              contested,
+              event.eventId,
+            ),
         required: required || contested,
         value: eventValue(event, required),
         fromText: false,
@@ -148,6 +157,22 @@ function structuredClaim(
   return { key, scope, value, polarity, status: contested ? "contested" : "settled", derivedFrom: [eventId] };
 }
 
+/** An earlier reading restated as one: status earlier, dated by the day its event occurred. */
+function earlierReadingClaim(
+  assertion: { key: string; scope: string; value: ValueData; polarity: Polarity },
+  event: SequencedEvent,
+): Claim {
+  return {
+    key: assertion.key,
+    scope: assertion.scope,
+    value: assertion.value,
+    polarity: assertion.polarity,
+    status: "earlier",
+    ...(event.occurredAt === undefined ? {} : { asOf: event.occurredAt.slice(0, 10) }),
+    derivedFrom: [event.eventId],
+  };
+}
+
 /** How much an input is worth keeping in the summary; notes and tool-level facts go cold first. */
 function eventValue(event: SequencedEvent, required: boolean): number {
   if (required) return 100;
@@ -174,9 +199,11 @@ function summaryText(claims: readonly Claim[], hasPending: boolean, hasConflicts
     claims.filter((c) => c.status === "settled" && !c.key.startsWith("memory:")).map((c) => c.key),
   );
   const contested = uniqueSorted(claims.filter((c) => c.status === "contested").map((c) => c.key));
+  const earlier = uniqueSorted(claims.filter((c) => c.status === "earlier").map((c) => c.key));
   const parts: string[] = [];
   if (settled.length > 0) parts.push(`Settled: ${settled.join(", ")}.`);
   if (contested.length > 0) parts.push(`Contested, not decided here: ${contested.join(", ")}.`);
+  if (earlier.length > 0) parts.push(`Earlier, not current: ${earlier.join(", ")}.`);
   if (claims.some((c) => c.key.startsWith("memory:"))) parts.push("Memory notes are kept as stated.");
   if (hasPending) parts.push("Open tasks remain pending.");
   if (!hasConflicts && contested.length === 0 && settled.length === 0 && !hasPending)

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { consolidate } from "#domain/consolidator.ts";
+import { gateCandidate } from "#domain/gate/index.ts";
 import type { TrustPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
-import { candidate, codes, fact, gate, log, settled } from "../support/builders.ts";
+import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
 
 /**
  * The gate on a key a `latest` rule covers (CONTRACT §4a "Readings", selector v3): the latest
@@ -124,5 +126,31 @@ describe("the gate on readings (selector v3)", () => {
       "conflict-missing",
       "conflict-settled",
     ]);
+  });
+
+  it("the deterministic consolidator restates the earlier reading as one, with its date, and passes", () => {
+    const context = contextOf(events, RULE);
+    const output = consolidate(context);
+    expect(output.unresolvedConflicts).toEqual([]);
+    expect(output.claims.map((c) => [c.status, c.asOf ?? null, c.derivedFrom])).toEqual([
+      ["settled", null, ["dec"]],
+      ["earlier", "2026-10-26", ["oct"]],
+    ]);
+    expect(gateCandidate(context, output).reasons).toEqual([]);
+  });
+
+  it("the deterministic consolidator keeps a decision holding an earlier reading under a tight budget", () => {
+    const decided = log(
+      reading("oct", "4.6", { occurredAt: "2026-10-26", kind: "decision" }),
+      reading("dec", "4.1", { occurredAt: "2026-12-03" }),
+      { eventId: "n", kind: "note", text: "a long note ".repeat(40) },
+    );
+    const context = contextOf(decided, RULE);
+    const output = consolidate(context, { budget: 10 });
+    expect(output.claims.map((c) => [c.status, c.derivedFrom])).toEqual([
+      ["earlier", ["oct"]],
+      ["settled", ["dec"]],
+    ]);
+    expect(output.coldRefs).toEqual(["n"]);
   });
 });
