@@ -1,16 +1,20 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { decodeModelAnswer } from "#app/model-output.ts";
 import { consolidate } from "#domain/consolidator.ts";
-import { buildGateContext, gateCandidate } from "#domain/gate/index.ts";
-import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { buildGateContext, gateCandidate, gateCandidateText } from "#domain/gate/index.ts";
+import { DEFAULT_TRUST_POLICY, type TrustPolicy } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { parseEventLines } from "#io/event-file.ts";
 
 /**
  * The eight realistic memory logs (test/fixtures/model-answers, copied from the brief's data):
  * selector v2 finds exactly the planted disputes and the one real conflict, never a compatible
- * pair, and the deterministic consolidator's answer passes the gate on each.
+ * pair, and the deterministic consolidator's answer passes the gate on each. Selector v3 with
+ * `backup.bucket_size` declared a reading turns devops-ana's two bucket sizes from a conflict into
+ * a current reading and an earlier one; the real answers that served both as a dispute are refused,
+ * and every other real answer keeps its verdict.
  */
 const DIR = join(import.meta.dirname, "../fixtures/model-answers");
 const SUBJECTS = readdirSync(DIR, { withFileTypes: true })
@@ -68,5 +72,101 @@ describe("the eight shared memory logs", () => {
     expect(v1.conflicts.map((c) => c.key)).toContain("goal.race_date");
     expect(v2.validIds.has("sam-5")).toBe(false);
     expect(v1.validIds.has("sam-5")).toBe(true);
+  });
+});
+
+/** devops-ana's policy with the bucket's size declared a reading. */
+const READINGS: TrustPolicy = { ...DEFAULT_TRUST_POLICY, latest: ["backup.bucket_size"] };
+
+/**
+ * Each recorded real answer's verdict (the codes it is refused for) without rules: rounds 1-3 as
+ * the gate judged them before selector v3, and as v3 judges them with no rule.
+ */
+const VERDICTS: Record<string, Record<string, string[]>> = {
+  "devops-ana": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
+  "family-assistant": {
+    "answer.json": ["conflict-invented"],
+    "answer-v2-prompt.json": [],
+    "answer-compressing-prompt.json": [],
+  },
+  "health-coach-sam": {
+    "answer.json": [],
+    "answer-v2-prompt.json": [],
+    "answer-compressing-prompt.json": [],
+  },
+  "legal-team": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
+  "pm-wei": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
+  "research-lab": {
+    "answer.json": ["missing"],
+    "answer-v2-prompt.json": [],
+    "answer-compressing-prompt.json": [],
+  },
+  "support-bot": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
+  "travel-lin": {
+    "answer.json": ["missing"],
+    "answer-v2-prompt.json": [],
+    "answer-compressing-prompt.json": [],
+  },
+};
+
+function verdictsOf(subject: string, policy: TrustPolicy) {
+  const events = loadLog(subject);
+  const context = buildGateContext(selectInputs(events, events.length, policy), events.length);
+  return Object.fromEntries(
+    Object.keys(VERDICTS[subject] ?? {}).map((file) => {
+      const answer = decodeModelAnswer(readFileSync(join(DIR, subject, file), "utf8"));
+      const report = gateCandidateText(context, answer);
+      return [file, [...new Set(report.reasons.map((r) => r.code))].sort()];
+    }),
+  );
+}
+
+describe("selector v3 on the eight shared logs", () => {
+  it.each(SUBJECTS)("%s: without a rule every real answer keeps its verdict", (subject) => {
+    expect(verdictsOf(subject, DEFAULT_TRUST_POLICY)).toEqual(VERDICTS[subject]);
+  });
+
+  it("devops-ana with backup.bucket_size declared: no conflict, 4.1 TB (ana-51) holds, ana-22's 4.6 TB is an earlier reading", () => {
+    const events = loadLog("devops-ana");
+    const selection = selectInputs(events, events.length, READINGS);
+    expect(selection.conflicts).toEqual([]);
+    expect(selection.validIds.has("ana-22")).toBe(true);
+    expect(
+      selection.readings.map((r) => ({
+        key: r.key,
+        latest: r.latest,
+        current: r.current.map((p) => p.value),
+        earlier: r.earlier.map((p) => [p.holders, p.value]),
+      })),
+    ).toEqual([
+      {
+        key: "backup.bucket_size",
+        latest: "ana-51",
+        current: [{ quantity: "4.1", unit: "TB" }],
+        earlier: [[["ana-22"], { quantity: "4.6", unit: "TB" }]],
+      },
+    ]);
+  });
+
+  it("devops-ana with the rule: the real answers that served both sizes as a dispute are refused as outdated", () => {
+    const verdicts = verdictsOf("devops-ana", READINGS);
+    for (const file of Object.keys(VERDICTS["devops-ana"] ?? {}))
+      expect(verdicts[file]).toEqual(["conflict-invented", "outdated-reading"]);
+  });
+
+  it("devops-ana with the rule: the deterministic consolidator serves 4.1 TB as current and 4.6 TB as an earlier reading, and passes", () => {
+    const events = loadLog("devops-ana");
+    const context = buildGateContext(selectInputs(events, events.length, READINGS), events.length);
+    const output = consolidate(context);
+    expect(output.unresolvedConflicts).toEqual([]);
+    expect(
+      output.claims
+        .filter((c) => c.key === "backup.bucket_size")
+        .map((c) => [c.value, c.status, c.asOf ?? null, c.derivedFrom]),
+    ).toEqual([
+      [{ quantity: "4.1", unit: "TB" }, "settled", null, ["ana-51"]],
+      [{ quantity: "4.6", unit: "TB" }, "earlier", "2026-10-26", ["ana-22"]],
+    ]);
+    expect(gateCandidate(context, output).reasons).toEqual([]);
   });
 });
