@@ -29,7 +29,8 @@ const ModelClaim = z.strictObject({
   scope: z.string(),
   value: ModelValue,
   polarity: z.enum(["affirmed", "negated"]),
-  status: z.enum(["settled", "contested"]),
+  status: z.enum(["settled", "contested", "earlier"]),
+  asOf: z.string().nullable().describe("only on an earlier reading: the date it was read, as listed"),
   text: z.string().nullable(),
   derivedFrom: EventIds,
 });

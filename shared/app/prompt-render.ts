@@ -3,7 +3,7 @@ import { canonicalJson, sha256 } from "#domain/hashing.ts";
 import { CUE_CLASSES, CUE_PHRASES, type CueClass, type CueCounts, countCues } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { Claim, SequencedEvent } from "#domain/schemas.ts";
-import { isOpenTask } from "#domain/selector.ts";
+import { type ConflictPosition, isOpenTask } from "#domain/selector.ts";
 import type { Prompt, RepairRequest } from "#ports/model.ts";
 
 /**
@@ -240,6 +240,26 @@ export function conflictLines(context: GateContext): string[] {
   );
 }
 
+/**
+ * Each (key, scope) a `latest` rule covers (selector v3): the reading that holds, and every earlier
+ * reading with the asOf a claim restating it must carry (its event's occurredAt day, as written).
+ */
+export function readingLines(context: GateContext): string[] {
+  const position = (p: ConflictPosition) =>
+    `${p.polarity === "negated" ? "not " : ""}${canonicalJson(p.value)}`;
+  return context.selection.readings.map((readings) => {
+    const readAt = context.eventsById.get(readings.latest)?.occurredAt;
+    const holds = `${readings.latest} holds ${readings.current.map(position).join(" and ")}${readAt ? ` (read ${readAt})` : ""}`;
+    const earlier = readings.earlier.flatMap((p) =>
+      p.holders.map((eventId) => {
+        const at = context.eventsById.get(eventId)?.occurredAt;
+        return `${eventId} ${position(p)} (${at ? `asOf ${JSON.stringify(at.slice(0, 10))}` : "undated: asOf null"})`;
+      }),
+    );
+    return `- key ${JSON.stringify(readings.key)}, scope ${JSON.stringify(readings.scope)}: ${holds}; earlier: ${earlier.length > 0 ? earlier.join(", ") : "none"}`;
+  });
+}
+
 const REPAIR_REASONS_SHOWN = 40;
 
 /** The gate's reasons as the model is shown them, to fix on its next attempt. */
@@ -284,6 +304,8 @@ export function renderConsolidation(
     inputs: lines(inputs.map((event) => eventLine(event))),
     checklist: lines(checklistOf(inputs, checklistByEvent(context, checklistWording(template)))),
     conflicts: lines(conflictLines(context)),
+    // Templates before consolidate-v3 have no {{readings}}: they render as they always did.
+    readings: lines(readingLines(context)),
     budget:
       options.budget === undefined
         ? "There is no token budget: keep every input that matters."
@@ -332,7 +354,8 @@ export function renderSummary(
 
 export function claimLine(claim: Claim): string {
   const said = "text" in claim.value ? claim.value.text : (claim.text ?? canonicalJson(claim.value));
-  return `- ${claim.key} (${claim.status}${claim.polarity === "negated" ? ", negated" : ""}): ${said}`;
+  const asOf = claim.asOf === undefined ? "" : `, as of ${claim.asOf}`;
+  return `- ${claim.key} (${claim.status}${asOf}${claim.polarity === "negated" ? ", negated" : ""}): ${said}`;
 }
 
 function lines(items: readonly string[]): string {

@@ -155,7 +155,7 @@ describe.each<Protocol>(["openai", "bedrock"])("one prompt over the %s wire", (p
       expect(request.body.toolConfig).toMatchObject({ toolChoice: { tool: { name: "answer" } } });
     }
     const manifest = await deps.artifacts.readManifest("alex", outcome.artifactId);
-    expect(manifest.promptVersion).toBe("consolidate-v2");
+    expect(manifest.promptVersion).toBe("consolidate-v3");
     expect(manifest.generation).toMatchObject({
       rendererVersion: "render-v1",
       attempts: 1,

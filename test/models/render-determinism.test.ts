@@ -5,10 +5,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { modelNamed } from "#adapters/models/models.ts";
-import { renderConsolidation } from "#app/prompt-render.ts";
+import { claimLine, renderConsolidation } from "#app/prompt-render.ts";
 import { loadPrompt } from "#app/prompts.ts";
 import { readInputs } from "#app/snapshot.ts";
-import { MemoryEvent } from "#domain/schemas.ts";
+import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
+import { contextOf, fact, log } from "../support/builders.ts";
 import { SUBJECT_EVENTS } from "./fixtures.ts";
 
 /**
@@ -76,7 +77,7 @@ function reversedKeys(value: unknown): unknown {
   );
 }
 
-async function rendered(events: unknown[], batches: number[]) {
+async function rendered(events: unknown[], batches: number[], version?: string) {
   const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-render-")));
   try {
     let at = 0;
@@ -95,7 +96,7 @@ async function rendered(events: unknown[], batches: number[]) {
     });
     const request = { snapshot: await store.snapshot("s"), context, prompt: loadPrompt() };
     return {
-      one: renderConsolidation(loadPrompt(), context),
+      one: renderConsolidation(loadPrompt(version), context),
       segments: segmented.preview?.(request).map((p) => p.hash),
     };
   } finally {
@@ -127,7 +128,53 @@ describe("the rendered prompt", () => {
     const second = await rendered(SUBJECT_EVENTS, []);
     expect(first.one.hash).toBe(second.one.hash);
     expect(first.one.hash).toMatchInlineSnapshot(
-      `"sha256:d10ace3e44db308bdc967a922c53566d867008beab6da1b4f8b536e36946149d"`,
+      `"sha256:4b578ad12f29428c664f0d3ac58f5d8e7d40725d6974b2ee4d47055e010947be"`,
     );
+    // An older template renders exactly as it did before the renderer learnt {{readings}}.
+    expect((await rendered(SUBJECT_EVENTS, [], "consolidate-v2")).one.hash).toBe(
+      "sha256:d10ace3e44db308bdc967a922c53566d867008beab6da1b4f8b536e36946149d",
+    );
+  });
+
+  it("lists readings under a latest rule: the one that holds, and each earlier one with the asOf to cite", () => {
+    const events = log(
+      fact(
+        "oct",
+        "backup.bucket_size",
+        { quantity: "4.6", unit: "TB" },
+        { occurredAt: "2026-10-26T12:15:00Z" },
+      ),
+      fact("undated", "backup.bucket_size", { quantity: "4.4", unit: "TB" }),
+      fact(
+        "dec",
+        "backup.bucket_size",
+        { quantity: "4.1", unit: "TB" },
+        { occurredAt: "2026-12-03T09:20:00Z" },
+      ),
+    );
+    const policy = { ...DEFAULT_TRUST_POLICY, latest: ["backup.*"] };
+    const { prompt } = renderConsolidation(loadPrompt(), contextOf(events, policy));
+    expect(prompt).toContain(
+      '- key "backup.bucket_size", scope "global": dec holds {"quantity":"4.1","unit":"TB"} (read 2026-12-03T09:20:00Z); earlier: oct {"quantity":"4.6","unit":"TB"} (asOf "2026-10-26"), undated {"quantity":"4.4","unit":"TB"} (undated: asOf null)',
+    );
+    expect(prompt).toContain('status is "settled", "contested" or "earlier"');
+    // Without a rule the two readings are a conflict, and the readings section is empty.
+    const plain = renderConsolidation(loadPrompt(), contextOf(events)).prompt;
+    expect(plain).toMatch(/## Readings[^\n]*\n\n\(none\)/);
+    expect(plain).toContain('members ["dec","oct","undated"]');
+  });
+
+  it("shows an earlier reading to the summary call as one, with its date", () => {
+    expect(
+      claimLine({
+        key: "backup.bucket_size",
+        scope: "global",
+        value: { quantity: "4.6", unit: "TB" },
+        polarity: "affirmed",
+        status: "earlier",
+        asOf: "2026-10-26",
+        derivedFrom: ["oct"],
+      }),
+    ).toBe('- backup.bucket_size (earlier, as of 2026-10-26): {"quantity":"4.6","unit":"TB"}');
   });
 });
