@@ -146,7 +146,12 @@ export function lineageDot({ manifest, body, status }: LineageInput): string {
   }
   claimsOf(body).forEach((claim, index) => {
     const id = `${manifest.artifactId}#claim-${index}`;
-    const marker = claim.status === "contested" ? " (contested)" : "";
+    const marker =
+      claim.status === "contested"
+        ? " (contested)"
+        : claim.status === "earlier"
+          ? ` (earlier reading${claim.asOf ? `, ${claim.asOf}` : ""})`
+          : "";
     lines.push(`  ${quote(id)} [shape=box, style=rounded, label=${quote(`${claim.key}${marker}`)}];`);
     lines.push(`  ${quote(manifest.artifactId)} -> ${quote(id)} [label="claims"];`);
     for (const source of claim.derivedFrom)

@@ -132,7 +132,7 @@ function reviewApp(): void {
     return JSON.stringify(value);
   };
   const claimText = (claim: Json) =>
-    `${String(claim.key)}${claim.scope && claim.scope !== "global" ? ` @ ${String(claim.scope)}` : ""} = ${valueText(claim.value)}${claim.polarity === "negated" ? " (negated)" : ""}${claim.status === "contested" ? " [contested]" : ""}`;
+    `${String(claim.key)}${claim.scope && claim.scope !== "global" ? ` @ ${String(claim.scope)}` : ""} = ${valueText(claim.value)}${claim.polarity === "negated" ? " (negated)" : ""}${claim.status === "contested" ? " [contested]" : ""}${claim.status === "earlier" ? ` [earlier reading${claim.asOf ? `, ${String(claim.asOf)}` : ""}]` : ""}`;
 
   /** The inputs' earlier readings: valid, shown, never served as current. */
   function earlierReadings(readings: Json[]) {

@@ -46,9 +46,19 @@ beforeAll(async () => {
   );
   await cli(["consolidate", SUBJECT]);
   await cli(["settings", "--publish-mode", "shadow"]);
+  await cli(["policy", SUBJECT, "--latest", "backup.bucket_size"]);
+  const reading = (eventId: string, quantity: string, occurredAt: string) => ({
+    eventId,
+    kind: "fact",
+    text: `pay-backups-prod is at ${quantity} TB`,
+    occurredAt,
+    assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
+  });
   await cli(
     ["append", SUBJECT, "-"],
     lines(
+      reading("r-1", "4.6", "2026-10-26T12:15:00Z"),
+      reading("r-2", "4.1", "2026-12-03T09:20:00Z"),
       { eventId: "x-1", kind: "fact", text: XSS },
       {
         eventId: "d-1",
@@ -121,6 +131,15 @@ describe("the review page", () => {
       .getByText(/^Derived by deterministic-v1/)
       .first()
       .waitFor();
+    await page.close();
+  });
+
+  it("shows the inputs' earlier readings beside the candidate, and its earlier claim as one", async () => {
+    const page = await openSubject();
+    await page.getByRole("heading", { name: /^Earlier readings/ }).waitFor();
+    const shown = (await page.locator("ul.plain").allTextContents()).join("\n");
+    expect(shown).toContain("r-1 backup.bucket_size = 4.6 TB, read 2026-10-26T12:15:00Z; now r-2: 4.1 TB");
+    expect(shown).toMatch(/added: backup\.bucket_size = 4\.6 TB \[earlier reading, 2026-10-26\]/);
     await page.close();
   });
 
