@@ -245,6 +245,33 @@ describe("HTTP API over the embedded store (CONTRACT §6)", () => {
     expect((await client.recall(subject)).events).toEqual([]);
   });
 
+  it("policy and settings take latest rules: readings are no dispute, recall lists the earlier one, a bad rule is 400", async () => {
+    const subject = freshSubject();
+    const reading = (eventId: string, quantity: string, occurredAt: string) => ({
+      eventId,
+      kind: "fact",
+      text: `pay-backups-prod is at ${quantity} TB`,
+      occurredAt,
+      assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
+    });
+    await client.append(subject, [reading("oct", "4.6", "2026-10-26"), reading("dec", "4.1", "2026-12-03")]);
+    const rule = { minTrust: "tool" as const, blockedSources: [], latest: ["backup.bucket_size"] };
+    await client.setPolicy(subject, rule);
+    expect(await client.policy(subject)).toEqual(rule);
+    const recalled = await client.recall(subject);
+    expect(recalled.earlierReadings.map((r) => [r.eventId, r.occurredAt, r.latest])).toEqual([
+      ["oct", "2026-10-26", "dec"],
+    ]);
+    await expect(
+      client.setPolicy(subject, { ...rule, latest: [{ key: "*.lag" } as unknown as string] }),
+    ).rejects.toMatchObject({ status: 400, field: expect.stringMatching(/^latest/) });
+    await expect(client.updateSettings({ latest: ["x".repeat(257)] })).rejects.toMatchObject({
+      status: 400,
+      field: expect.stringMatching(/^latest/),
+    });
+    expect(await client.policy(subject)).toEqual(rule);
+  });
+
   it("requires the bearer token when one is set, except on /healthz", async () => {
     const guarded = createApi({ deps, token: "s3cret-token" });
     expect((await guarded.request("/healthz")).status).toBe(200);
