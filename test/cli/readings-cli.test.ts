@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { bucketReading } from "../support/builders.ts";
 import { memgate } from "../support/cli.ts";
 
 /**
@@ -9,19 +10,11 @@ import { memgate } from "../support/cli.ts";
  * rules and refuse bad ones with exit 2 naming the flag, `recover --selector` takes v3 (v2 kept),
  * `migrate` moves nothing twice.
  */
-const reading = (eventId: string, quantity: string, occurredAt: string) =>
-  JSON.stringify({
-    eventId,
-    kind: "fact",
-    text: `pay-backups-prod is at ${quantity} TB`,
-    occurredAt,
-    assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
-  });
 
 async function store() {
   const home = mkdtempSync(join(tmpdir(), "memgate-readings-"));
   const cli = (...args: string[]) => memgate([...args, "--home", home]);
-  const input = `${reading("oct", "4.6", "2026-10-26")}\n${reading("dec", "4.1", "2026-12-03")}\n`;
+  const input = `${JSON.stringify(bucketReading("oct", "4.6", "2026-10-26"))}\n${JSON.stringify(bucketReading("dec", "4.1", "2026-12-03"))}\n`;
   expect((await memgate(["append", "ana", "-", "--home", home], { input })).code).toBe(0);
   return cli;
 }

@@ -8,6 +8,7 @@ import { workOnMessage } from "#app/worker.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
 import { createApi } from "#http/api.ts";
 import { depsOver } from "../scenario/pipeline-scenarios.ts";
+import { bucketReading } from "../support/builders.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-api-")));
 afterAll(() => store.close());
@@ -247,14 +248,10 @@ describe("HTTP API over the embedded store (CONTRACT §6)", () => {
 
   it("policy and settings take latest rules: readings are no dispute, recall lists the earlier one, a bad rule is 400", async () => {
     const subject = freshSubject();
-    const reading = (eventId: string, quantity: string, occurredAt: string) => ({
-      eventId,
-      kind: "fact",
-      text: `pay-backups-prod is at ${quantity} TB`,
-      occurredAt,
-      assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
-    });
-    await client.append(subject, [reading("oct", "4.6", "2026-10-26"), reading("dec", "4.1", "2026-12-03")]);
+    await client.append(subject, [
+      bucketReading("oct", "4.6", "2026-10-26"),
+      bucketReading("dec", "4.1", "2026-12-03"),
+    ]);
     const rule = { minTrust: "tool" as const, blockedSources: [], latest: ["backup.bucket_size"] };
     await client.setPolicy(subject, rule);
     expect(await client.policy(subject)).toEqual(rule);

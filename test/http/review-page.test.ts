@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemgateClient } from "#client/client.ts";
+import { bucketReading } from "../support/builders.ts";
 import { memgate } from "../support/cli.ts";
 import { type ServeProcess, startServe } from "../support/serve-process.ts";
 
@@ -47,18 +48,11 @@ beforeAll(async () => {
   await cli(["consolidate", SUBJECT]);
   await cli(["settings", "--publish-mode", "shadow"]);
   await cli(["policy", SUBJECT, "--latest", "backup.bucket_size"]);
-  const reading = (eventId: string, quantity: string, occurredAt: string) => ({
-    eventId,
-    kind: "fact",
-    text: `pay-backups-prod is at ${quantity} TB`,
-    occurredAt,
-    assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
-  });
   await cli(
     ["append", SUBJECT, "-"],
     lines(
-      reading("r-1", "4.6", "2026-10-26T12:15:00Z"),
-      reading("r-2", "4.1", "2026-12-03T09:20:00Z"),
+      bucketReading("r-1", "4.6", "2026-10-26T12:15:00Z"),
+      bucketReading("r-2", "4.1", "2026-12-03T09:20:00Z"),
       { eventId: "x-1", kind: "fact", text: XSS },
       {
         eventId: "d-1",

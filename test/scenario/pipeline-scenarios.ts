@@ -22,6 +22,7 @@ import { PublishRefusedError } from "#ports/errors.ts";
 import type { EventLog } from "#ports/event-log.ts";
 import { GenerationFailedError, type ModelPort } from "#ports/model.ts";
 import type { SettingsPort } from "#ports/settings.ts";
+import { bucketReading as reading } from "../support/builders.ts";
 
 export interface ScenarioStores {
   events: EventLog;
@@ -701,13 +702,6 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
   });
 
   describe(`${name}: readings under a latest rule (selector v3)`, () => {
-    const reading = (eventId: string, quantity: string, occurredAt: string) => ({
-      eventId,
-      kind: "fact",
-      text: `pay-backups-prod is at ${quantity} TB`,
-      occurredAt,
-      assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
-    });
     const sizes = (claims: ConsolidationOutput["claims"]) =>
       claims
         .filter((claim) => claim.key === "backup.bucket_size")

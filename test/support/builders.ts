@@ -71,3 +71,17 @@ export function settled(
     ...extra,
   } as ConsolidationOutput["claims"][number];
 }
+
+/**
+ * A reading of a backup bucket's size in TB, as devops-ana's log writes one (`ana-22`, `ana-51`):
+ * what a `latest: ["backup.bucket_size"]` rule covers (selector v3).
+ */
+export function bucketReading(eventId: string, quantity: string, occurredAt: string) {
+  return {
+    eventId,
+    kind: "fact",
+    text: `pay-backups-prod is at ${quantity} TB`,
+    occurredAt,
+    assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
+  };
+}
