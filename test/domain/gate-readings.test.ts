@@ -1,8 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
 import { gateCandidate } from "#domain/gate/index.ts";
-import type { TrustPolicy } from "#domain/schemas.ts";
+import type { SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { canonicalValue } from "#domain/values.ts";
 import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
 
 /**
@@ -152,5 +154,100 @@ describe("the gate on readings (selector v3)", () => {
       ["settled", ["dec"]],
     ]);
     expect(output.coldRefs).toEqual(["n"]);
+  });
+});
+
+// ------------------------------------------------- against an independent reading of the rule
+
+/** Random readings on two keys and scopes, some dated (offsets included), some not. */
+const readingsArb = fc.record({
+  steps: fc.array(
+    fc.record({
+      key: fc.constantFrom("stock.widgets", "replica.lag"),
+      scope: fc.constantFrom("global", "db:eu"),
+      quantity: fc.constantFrom("1", "2", "3"),
+      negated: fc.boolean(),
+      occurredAt: fc.option(
+        fc.constantFrom("2026-10-01", "2026-10-01T12:00:00Z", "2026-10-01T13:00:00+01:00", "2026-11-01"),
+        { nil: undefined },
+      ),
+    }),
+    { minLength: 1, maxLength: 10 },
+  ),
+  rules: fc.subarray(["stock.*", { key: "*.lag", scope: "db:*" }] as const),
+});
+
+/** CONTRACT §2 read literally: per (key, scope) a rule covers, the reading with the latest time holds. */
+function oracleLatest(events: readonly SequencedEvent[], covered: (key: string, scope: string) => boolean) {
+  const latest = new Map<string, SequencedEvent>();
+  const readers = (key: string, scope: string) =>
+    events.filter((e) => (e.assertions ?? []).some((a) => a.key === key && a.scope === scope));
+  for (const event of events)
+    for (const { key, scope } of event.assertions ?? []) {
+      if (!covered(key, scope)) continue;
+      const on = readers(key, scope);
+      // Undated: the latest time among the readings before it (none: before every time).
+      const time = (e: SequencedEvent): number =>
+        e.occurredAt !== undefined
+          ? Date.parse(e.occurredAt)
+          : Math.max(Number.NEGATIVE_INFINITY, ...on.filter((r) => r.sequence < e.sequence).map(time));
+      const holder = [...on].sort((a, b) => time(b) - time(a) || b.sequence - a.sequence)[0];
+      if (holder) latest.set(JSON.stringify([key, scope]), holder);
+    }
+  return latest;
+}
+
+describe("the gate on readings against an independent reading of the rule", () => {
+  it("the consolidator passes, states only the latest reading's positions as current, and an earlier one made current is outdated-reading", () => {
+    fc.assert(
+      fc.property(readingsArb, ({ steps, rules }) => {
+        const events = log(
+          ...steps.map((step, index) =>
+            fact(
+              `r-${index + 1}`,
+              step.key,
+              { quantity: step.quantity, unit: "s" },
+              {
+                scope: step.scope,
+                polarity: step.negated ? "negated" : "affirmed",
+                ...(step.occurredAt === undefined ? {} : { occurredAt: step.occurredAt }),
+              },
+            ),
+          ),
+        );
+        const policy = { ...DEFAULT_TRUST_POLICY, latest: [...rules] };
+        const covered = (key: string, scope: string) =>
+          rules.some((rule) =>
+            typeof rule === "string"
+              ? key.startsWith("stock.")
+              : key.endsWith(".lag") && scope.startsWith("db:"),
+          );
+        const latest = oracleLatest(events, covered);
+        const context = contextOf(events, policy);
+        const output = consolidate(context);
+        expect(gateCandidate(context, output).reasons).toEqual([]);
+        const positionOf = (c: { polarity: string; value: unknown }) =>
+          `${c.polarity}|${canonicalValue(c.value as never)}`;
+        for (const claim of output.claims) {
+          const holder = latest.get(JSON.stringify([claim.key, claim.scope]));
+          if (!holder) {
+            expect(claim.status).not.toBe("earlier");
+            continue;
+          }
+          const holds = (holder.assertions ?? [])
+            .filter((a) => a.key === claim.key && a.scope === claim.scope)
+            .some((a) => positionOf(a) === positionOf(claim));
+          expect(claim.status).toBe(holds ? "settled" : "earlier");
+        }
+        const earlierIndex = output.claims.findIndex((claim) => claim.status === "earlier");
+        if (earlierIndex >= 0) {
+          const claims = output.claims.map((claim, index) =>
+            index === earlierIndex ? { ...claim, status: "settled" as const } : claim,
+          );
+          expect(codes(gateCandidate(context, { ...output, claims }))).toContain("outdated-reading");
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
