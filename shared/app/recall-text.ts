@@ -29,6 +29,8 @@ const HEAD_END = ": ";
 const SOURCES = " ← ";
 const CLAIM_TEXT = " — ";
 const CONTESTED = " (contested)";
+/** A claim restating an earlier reading (selector v3): ` (earlier)` or ` (earlier, ASOF)`. */
+const EARLIER = " (earlier";
 const ASSERTION_SEPARATOR = "; ";
 
 /** Line breaks and other characters that end a line in some reader; never written raw. */
@@ -66,7 +68,7 @@ function headerLine(recall: Recall): string {
   return `# memgate recall: raw (${clock}): ${oneLine(recall.reason)}`;
 }
 
-/** `KEY [SCOPE]: [NOT ]VALUE[ (contested)][ — "TEXT"] ← ID, ID` (scope left out when global). */
+/** `KEY [SCOPE]: [NOT ]VALUE[ (contested)| (earlier[, ASOF])][ — "TEXT"] ← ID, ID` (scope left out when global). */
 function claimLine(claim: Claim): string {
   const value = valueText(claim.value);
   const said = claim.text !== undefined && saysMore(claim.text, [value, claim.key, claim.scope]);
@@ -76,6 +78,7 @@ function claimLine(claim: Claim): string {
     claim.polarity === "negated" ? "NOT " : "",
     value,
     claim.status === "contested" ? CONTESTED : "",
+    claim.status === "earlier" ? `${EARLIER}${claim.asOf === undefined ? "" : `, ${claim.asOf}`})` : "",
     said ? `${CLAIM_TEXT}${quoted(claim.text ?? "")}` : "",
     sources(claim.derivedFrom),
   ].join("");
@@ -149,7 +152,7 @@ function sources(ids: readonly string[]): string {
 /** A value as an agent reads it: text quoted, the other kinds bare. */
 function valueText(value: ValueData): string {
   const plain = (text: string) =>
-    bare(text, [SOURCES, CLAIM_TEXT, CONTESTED, ASSERTION_SEPARATOR, "}"], ["NOT "]);
+    bare(text, [SOURCES, CLAIM_TEXT, CONTESTED, EARLIER, ASSERTION_SEPARATOR, "}"], ["NOT "]);
   if ("text" in value) return quoted(value.text);
   if ("bool" in value) return String(value.bool);
   if ("quantity" in value)

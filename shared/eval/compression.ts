@@ -43,6 +43,7 @@ export function rawRecall(validInputs: readonly SequencedEvent[], highWater: num
     tail: [],
     events: [...validInputs],
     cold: [],
+    earlierReadings: [],
     omitted: NOTHING_OMITTED,
     nextCursor: null,
   };
@@ -64,6 +65,7 @@ export function summaryRecall(body: ConsolidationOutput, artifactId: string, hig
     tail: [],
     events: [],
     cold: [],
+    earlierReadings: [],
     omitted: NOTHING_OMITTED,
     nextCursor: null,
   };

@@ -37,6 +37,7 @@ function recallOf(parts: Partial<Recall>): Recall {
     tail: [],
     events: [],
     cold: [],
+    earlierReadings: [],
     omitted: NONE_OMITTED,
     nextCursor: null,
     ...parts,
@@ -171,6 +172,35 @@ describe("recall as text: examples", () => {
       '语言: "中文" ← e-1',
       '语言: "中文" — "不要英文" ← e-1',
     ]);
+  });
+
+  it("marks an earlier reading with its day, never as current", () => {
+    const text = renderRecallText(
+      recallOf({
+        claims: [
+          claim(
+            "backup.bucket_size",
+            { quantity: "4.1", unit: "TB" },
+            { scope: "bucket:b", derivedFrom: ["ana-51"] },
+          ),
+          claim(
+            "backup.bucket_size",
+            { quantity: "4.6", unit: "TB" },
+            { scope: "bucket:b", status: "earlier", asOf: "2026-10-26", derivedFrom: ["ana-22"] },
+          ),
+          claim("stock.count", { quantity: "3", unit: "item" }, { status: "earlier", derivedFrom: ["s-1"] }),
+        ],
+      }),
+    );
+    expect(text.split("\n").slice(2, 5)).toEqual([
+      "backup.bucket_size [bucket:b]: 4.1 TB ← ana-51",
+      "backup.bucket_size [bucket:b]: 4.6 TB (earlier, 2026-10-26) ← ana-22",
+      "stock.count: 3 item (earlier) ← s-1",
+    ]);
+    // A text value that starts like the marker is quoted, so a reader never mistakes it.
+    expect(renderRecallText(recallOf({ claims: [claim("k", { entity: "x (earlier" })] }))).toContain(
+      'k: "x (earlier" ← e-1',
+    );
   });
 
   it("quotes a key, scope, value or id that would break the grammar", () => {

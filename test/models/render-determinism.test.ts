@@ -128,7 +128,7 @@ describe("the rendered prompt", () => {
     const second = await rendered(SUBJECT_EVENTS, []);
     expect(first.one.hash).toBe(second.one.hash);
     expect(first.one.hash).toMatchInlineSnapshot(
-      `"sha256:4b578ad12f29428c664f0d3ac58f5d8e7d40725d6974b2ee4d47055e010947be"`,
+      `"sha256:045a9ff62b0ef0b068525376e22ddf97438545053ee5793a0cc1fa72d70e8b9d"`,
     );
     // An older template renders exactly as it did before the renderer learnt {{readings}}.
     expect((await rendered(SUBJECT_EVENTS, [], "consolidate-v2")).one.hash).toBe(
