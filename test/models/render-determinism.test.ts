@@ -128,11 +128,12 @@ describe("the rendered prompt", () => {
     const second = await rendered(SUBJECT_EVENTS, []);
     expect(first.one.hash).toBe(second.one.hash);
     expect(first.one.hash).toMatchInlineSnapshot(
-      `"sha256:045a9ff62b0ef0b068525376e22ddf97438545053ee5793a0cc1fa72d70e8b9d"`,
+      `"sha256:d10ace3e44db308bdc967a922c53566d867008beab6da1b4f8b536e36946149d"`,
     );
-    // An older template renders exactly as it did before the renderer learnt {{readings}}.
-    expect((await rendered(SUBJECT_EVENTS, [], "consolidate-v2")).one.hash).toBe(
-      "sha256:d10ace3e44db308bdc967a922c53566d867008beab6da1b4f8b536e36946149d",
+    // The default template (consolidate-v2) renders exactly as it did before the renderer learnt
+    // {{readings}}; the compressing template with its readings is pinned too.
+    expect((await rendered(SUBJECT_EVENTS, [], "consolidate-v3")).one.hash).toBe(
+      "sha256:045a9ff62b0ef0b068525376e22ddf97438545053ee5793a0cc1fa72d70e8b9d",
     );
   });
 
@@ -153,13 +154,13 @@ describe("the rendered prompt", () => {
       ),
     );
     const policy = { ...DEFAULT_TRUST_POLICY, latest: ["backup.*"] };
-    const { prompt } = renderConsolidation(loadPrompt(), contextOf(events, policy));
+    const { prompt } = renderConsolidation(loadPrompt("consolidate-v3"), contextOf(events, policy));
     expect(prompt).toContain(
       '- key "backup.bucket_size", scope "global": dec holds {"quantity":"4.1","unit":"TB"} (read 2026-12-03T09:20:00Z); earlier: oct {"quantity":"4.6","unit":"TB"} (asOf "2026-10-26"), undated {"quantity":"4.4","unit":"TB"} (undated: asOf null)',
     );
     expect(prompt).toContain('status is "settled", "contested" or "earlier"');
     // Without a rule the two readings are a conflict, and the readings section is empty.
-    const plain = renderConsolidation(loadPrompt(), contextOf(events)).prompt;
+    const plain = renderConsolidation(loadPrompt("consolidate-v3"), contextOf(events)).prompt;
     expect(plain).toMatch(/## Readings[^\n]*\n\n\(none\)/);
     expect(plain).toContain('members ["dec","oct","undated"]');
   });
