@@ -6,8 +6,9 @@ import type { ConsolidationOutput, MemoryEvent } from "#domain/schemas.ts";
 /**
  * What recall needs of an artifact beyond its body, built once when the artifact is generated and
  * stored write-once beside it: which claims keep must-preserve items (as the gate judged them:
- * they come first under a token budget) and a full-text index of the cold layer, so a recall with
- * `query` searches the index and never scans the log.
+ * they come first under a token budget) and a full-text index of the cold layer (the `coldRefs`
+ * and every other valid input no claim or pending item derives from) with its size, so a recall
+ * says how many inputs stay cold, and one with `query` searches the index and never scans the log.
  */
 export const RecallIndex = z.object({
   version: z.literal(1),
@@ -15,6 +16,11 @@ export const RecallIndex = z.object({
   mustPreserveClaims: z.array(z.number().int().nonnegative()),
   /** MiniSearch's serialised index over the cold events' text (ids are event ids). */
   cold: z.string(),
+  /**
+   * How many valid inputs no claim or pending item derives from (the cold layer, all of it in
+   * `cold`); absent in indexes built before it was counted.
+   */
+  coldInputs: z.number().int().nonnegative().optional(),
 });
 export type RecallIndex = z.infer<typeof RecallIndex>;
 
@@ -43,7 +49,8 @@ export function buildRecallIndex(
   );
   const search = new MiniSearch(SEARCH_OPTIONS);
   const seen = new Set<string>();
-  for (const id of body.coldRefs) {
+  const uncited = uncitedInputs(body, context.selection.validInputs);
+  for (const id of [...body.coldRefs, ...uncited.map((event) => event.eventId)]) {
     const event = byId.get(id);
     if (!event || seen.has(id)) continue;
     seen.add(id);
@@ -57,7 +64,17 @@ export function buildRecallIndex(
     version: 1,
     mustPreserveClaims: [...mustPreserveClaims].sort((a, b) => a - b),
     cold: JSON.stringify(search),
+    coldInputs: uncited.length,
   };
+}
+
+/** The valid inputs no claim or pending item of `body` derives from (CONTRACT §2: the cold layer). */
+export function uncitedInputs<E extends MemoryEvent>(
+  body: ConsolidationOutput,
+  validInputs: readonly E[],
+): E[] {
+  const cited = new Set([...body.claims, ...body.pending].flatMap((item) => item.derivedFrom));
+  return validInputs.filter((event) => !cited.has(event.eventId));
 }
 
 /** The cold events matching `query`, best first, at most `limit` event ids. */

@@ -25,6 +25,7 @@ export const RecallQuery = z
       .optional(),
     query: z.string().max(1000, { error: "is at most 1000 characters" }).optional(),
     cursor: z.string().max(200, { error: "is not a cursor memgate issued" }).optional(),
+    format: z.enum(["json", "text"], { error: 'must be "json" or "text"' }).optional(),
   })
   .strict();
 

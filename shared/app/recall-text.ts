@@ -1,4 +1,5 @@
 import type { Claim, ConflictRef, PendingItem, SequencedEvent, ValueData } from "#domain/schemas.ts";
+import { countTokens } from "#domain/tokens.ts";
 import type { Recall } from "./recall.ts";
 
 /**
@@ -14,15 +15,28 @@ import type { Recall } from "./recall.ts";
 
 export interface RecallTextOptions {
   /**
-   * How many valid inputs of the served summary no served claim or task derives from (its cold
-   * layer); null when the caller could not count them. Only read in summary mode.
+   * How many valid inputs of the served summary no claim or task derives from (its cold layer);
+   * null when the caller could not count them. Only read in summary mode. Default: the recall's
+   * own `coldInputs`.
    */
   coldInputs?: number | null;
   /** How the reader searches the cold layer, in its interface's words (default: all three named). */
-  searchHint?: string;
+  searchHint?: string | undefined;
 }
 
-const DEFAULT_SEARCH_HINT = "recall with a query (CLI --query WORDS, HTTP ?query=WORDS, MCP query)";
+/** The sections of the text, in their order, with what each one's items are. */
+export interface RecallSectionItems {
+  summary: string;
+  claims: Claim;
+  conflicts: ConflictRef;
+  tasks: PendingItem;
+  tail: SequencedEvent;
+  events: SequencedEvent;
+  matches: SequencedEvent;
+}
+export type RecallSection = keyof RecallSectionItems;
+
+export const DEFAULT_SEARCH_HINT = "recall with a query (CLI --query WORDS, HTTP ?query=WORDS, MCP query)";
 
 /** What separates a claim's or event's head from its value, and the value from its sources. */
 const HEAD_END = ": ";
@@ -40,21 +54,95 @@ const BARE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /** The recall as text lines joined by "\n", ending with a line break. */
 export function renderRecallText(recall: Recall, options: RecallTextOptions = {}): string {
-  const lines: string[] = [headerLine(recall)];
-  section(lines, "summary", recall.summary === null || recall.summary === "" ? [] : [quoted(recall.summary)]);
-  section(lines, "claims", recall.claims.map(claimLine));
-  section(lines, "conflicts", recall.unresolvedConflicts.map(conflictLine));
-  section(lines, "tasks", recall.pending.map(pendingLine));
-  section(lines, "tail", recall.tail.map(eventLine));
-  section(lines, "events", recall.events.map(eventLine));
-  section(lines, "matches", recall.cold.map(eventLine));
-  lines.push(...footerLines(recall, options));
-  return `${lines.join("\n")}\n`;
+  return `${[...bodyLines(recall), ...footerLines(recall, options)].join("\n")}\n`;
 }
 
-function section(lines: string[], name: string, items: readonly string[]): void {
+/**
+ * The text recall serves (§5a): the rendering with its last note `# served: N tokens`, N counting
+ * the whole text, that note included (cl100k_base).
+ */
+export function renderServedRecallText(
+  recall: Recall,
+  options: RecallTextOptions = {},
+): { text: string; tokens: number } {
+  const text = renderRecallText(recall, options);
+  const base = countTokens(text);
+  // The note's own tokens depend on its number's digits: grow N until it counts itself.
+  let tokens = base + countTokens(servedNote(base));
+  for (let next = base + countTokens(servedNote(tokens)); next !== tokens; ) {
+    tokens = next;
+    next = base + countTokens(servedNote(tokens));
+  }
+  return { text: `${text}${servedNote(tokens)}`, tokens };
+}
+
+function servedNote(tokens: number): string {
+  return `# served: ${tokens} tokens\n`;
+}
+
+/**
+ * What one item costs in the text, its line break included. The text's tokens are the sum of its
+ * lines' tokens: every line ends with LF and the next starts with no white space, so cl100k_base's
+ * pre-tokeniser never joins two lines into one piece.
+ */
+export function textItemTokens<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number {
+  return countTokens(`${itemLine(section, item)}\n`);
+}
+
+/** What a section's heading costs, paid once with its first item. */
+export function textHeadingTokens(section: RecallSection): number {
+  return countTokens(`## ${section}\n`);
+}
+
+/**
+ * The most the lines that are neither items nor headings can cost in the text of `frame` (a
+ * recall with no items yet): its first line and each note at its longest, with `worst`'s cursor,
+ * `worst`'s omitted counts and a served count of `limit`. A budget spent on items after this
+ * cannot be exceeded by the text.
+ */
+export function textFrameTokens(
+  frame: Recall,
+  worst: { cursor: string | null; omitted: Recall["omitted"]; limit: number },
+  options: RecallTextOptions = {},
+): number {
+  const longest = { ...frame, nextCursor: worst.cursor, omitted: worst.omitted };
+  return countTokens(renderRecallText(longest, options)) + countTokens(servedNote(worst.limit));
+}
+
+const ITEM_LINE: { [S in RecallSection]: (item: RecallSectionItems[S]) => string } = {
+  summary: (summary) => quoted(summary),
+  claims: claimLine,
+  conflicts: conflictLine,
+  tasks: pendingLine,
+  tail: eventLine,
+  events: eventLine,
+  matches: eventLine,
+};
+
+function itemLine<S extends RecallSection>(section: S, item: RecallSectionItems[S]): string {
+  const line: (item: RecallSectionItems[S]) => string = ITEM_LINE[section];
+  return line(item);
+}
+
+function bodyLines(recall: Recall): string[] {
+  const lines: string[] = [headerLine(recall)];
+  section(lines, "summary", recall.summary === null || recall.summary === "" ? [] : [recall.summary]);
+  section(lines, "claims", recall.claims);
+  section(lines, "conflicts", recall.unresolvedConflicts);
+  section(lines, "tasks", recall.pending);
+  section(lines, "tail", recall.tail);
+  section(lines, "events", recall.events);
+  section(lines, "matches", recall.cold);
+  return lines;
+}
+
+function section<S extends RecallSection>(
+  lines: string[],
+  name: S,
+  items: readonly RecallSectionItems[S][],
+): void {
   if (items.length === 0) return;
-  lines.push(`## ${name}`, ...items);
+  lines.push(`## ${name}`, ...items.map((item) => itemLine(name, item)));
 }
 
 function headerLine(recall: Recall): string {
@@ -131,7 +219,7 @@ function footerLines(recall: Recall, options: RecallTextOptions): string[] {
   if (left.length > 0) lines.push(`# left out by the budget: ${left.join(", ")}`);
   if (recall.mode === "summary" && recall.artifactId !== null) {
     const hint = oneLine(options.searchHint ?? DEFAULT_SEARCH_HINT);
-    const cold = options.coldInputs;
+    const cold = "coldInputs" in options ? options.coldInputs : recall.coldInputs;
     if (cold === undefined || cold === null)
       lines.push(`# cold: inputs the summary left cold are not shown; search them with ${hint}`);
     else if (cold > 0)

@@ -17,6 +17,14 @@ import { canonicalValue } from "#domain/values.ts";
 import { InputError, NotFoundError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
 import { RecallIndex, searchCold } from "./recall-index.ts";
+import {
+  type RecallSection,
+  type RecallSectionItems,
+  renderServedRecallText,
+  textFrameTokens,
+  textHeadingTokens,
+  textItemTokens,
+} from "./recall-text.ts";
 
 /**
  * The recall use case: what an agent reads, the published summary with the newer valid events
@@ -55,6 +63,18 @@ export interface Recall {
   omitted: { claims: number; pending: number; unresolvedConflicts: number; summary: boolean; cold: number };
   /** Pass as `cursor` for the next page of `tail` or `events`; null when this page is the last. */
   nextCursor: string | null;
+  /**
+   * The tokens (cl100k_base) served, in the rendering asked for: the whole text (§5a), or in JSON
+   * the served items as the budget counts them (each claim, pending item, conflict and event as
+   * JSON, the summary as its text).
+   */
+  servedTokens: number;
+  /**
+   * Summary mode: the valid inputs of the summary that no claim or pending item derives from (its
+   * cold layer, searchable with `query`), null when the summary's index does not count them
+   * (artifacts built before it did). Raw mode: 0 (every valid event is served, a page at a time).
+   */
+  coldInputs: number | null;
 }
 
 /** One position of a served event that a later reading superseded by time. */
@@ -79,7 +99,13 @@ export interface RecallOptions {
   scope?: string | undefined;
   /** Lexical search over the served summary's cold layer. */
   query?: string | undefined;
+  /** The rendering the budget counts and `servedTokens` reports (default json). */
+  format?: RecallFormat | undefined;
+  /** With format text: how the reader searches the cold layer, in its interface's words. */
+  searchHint?: string | undefined;
 }
+
+export type RecallFormat = "json" | "text";
 
 /** At most this many events in one recall answer; `nextCursor` pages on. */
 export const RECALL_PAGE_EVENTS = 1000;
@@ -94,20 +120,41 @@ const NOTHING_OMITTED: Recall["omitted"] = {
   cold: 0,
 };
 
+/** What an item costs in a rendering; a section's heading is paid with its first item. */
+interface Measure {
+  item<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number;
+  heading(section: RecallSection): number;
+}
+
+/** An item as the JSON budget counts it: its JSON, the summary as its text. */
+function jsonTokens(item: unknown): number {
+  return countTokens(typeof item === "string" ? item : JSON.stringify(item));
+}
+
+const JSON_MEASURE: Measure = { item: (_section, item) => jsonTokens(item), heading: () => 0 };
+const TEXT_MEASURE: Measure = { item: textItemTokens, heading: textHeadingTokens };
+
 /** Spends a token budget item by item, in the order the caller offers them. */
 class TokenBudget {
   private used = 0;
-  constructor(private readonly limit: number | undefined) {}
+  private readonly opened = new Set<RecallSection>();
+  constructor(
+    readonly limit: number | undefined,
+    private readonly measure: Measure,
+  ) {}
+  /** Sets aside what the rendering costs beyond its items (the text's first line and notes). */
+  reserve(tokens: number): void {
+    this.used += tokens;
+  }
   /** True (and counted) when the item fits what is left; always true without a budget. */
-  take(item: unknown): boolean {
+  take<S extends RecallSection>(section: S, item: RecallSectionItems[S]): boolean {
     if (this.limit === undefined) return true;
-    const cost = countTokens(typeof item === "string" ? item : JSON.stringify(item));
+    const heading = this.opened.has(section) ? 0 : this.measure.heading(section);
+    const cost = heading + this.measure.item(section, item);
     if (this.used + cost > this.limit) return false;
     this.used += cost;
+    this.opened.add(section);
     return true;
-  }
-  get remaining(): number | undefined {
-    return this.limit === undefined ? undefined : this.limit - this.used;
   }
 }
 
@@ -135,6 +182,43 @@ export async function recall(
   subject: string,
   options: RecallOptions = {},
 ): Promise<Recall> {
+  // A text budget first keeps no room for the note on what it left out; when that note then
+  // does not fit, the selection runs again with room for it at its longest.
+  const first = await select(deps, subject, options, false);
+  const tokens = servedTokens(first, options);
+  if (options.format !== "text" || options.budget === undefined || tokens <= options.budget)
+    return { ...first, servedTokens: tokens };
+  const second = await select(deps, subject, options, true);
+  return { ...second, servedTokens: servedTokens(second, options) };
+}
+
+/**
+ * The tokens of the answer in its rendering: the whole text recall serves as text (what the
+ * budget's frame and items add up to), or the served items as the JSON budget counts them.
+ */
+function servedTokens(answer: Recall, options: RecallOptions): number {
+  if (options.format === "text")
+    return renderServedRecallText(answer, { searchHint: options.searchHint }).tokens;
+  const items = [
+    ...answer.claims,
+    ...answer.pending,
+    ...answer.unresolvedConflicts,
+    ...answer.tail,
+    ...answer.events,
+    ...answer.cold,
+  ];
+  return items.reduce(
+    (sum, item) => sum + jsonTokens(item),
+    answer.summary === null ? 0 : jsonTokens(answer.summary),
+  );
+}
+
+async function select(
+  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  subject: string,
+  options: RecallOptions,
+  roomForLeftOut: boolean,
+): Promise<Recall> {
   const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
   const snapshot = await deps.events.snapshot(subject);
   const alias = snapshot.expectedAlias;
@@ -144,10 +228,9 @@ export async function recall(
     inputEpoch: snapshot.inputEpoch,
     scope: options.scope ?? null,
   };
-  const budget = new TokenBudget(options.budget);
+  const budget = new TokenBudget(options.budget, options.format === "text" ? TEXT_MEASURE : JSON_MEASURE);
   const raw = async (why: string): Promise<Recall> => {
-    const page = await validPage(deps, snapshot, after ?? 0, budget, options.scope);
-    return {
+    const frame: Recall = {
       mode: "raw",
       reason: why,
       ...base,
@@ -157,10 +240,20 @@ export async function recall(
       unresolvedConflicts: [],
       summary: null,
       tail: [],
-      events: page.events,
+      events: [],
       cold: [],
-      earlierReadings: page.earlierReadings,
+      earlierReadings: [],
       omitted: NOTHING_OMITTED,
+      nextCursor: null,
+      coldInputs: 0,
+      servedTokens: 0,
+    };
+    reserveFrame(budget, frame, options, NOTHING_OMITTED);
+    const page = await validPage(deps, snapshot, after ?? 0, budget, options.scope, "events");
+    return {
+      ...frame,
+      events: page.events,
+      earlierReadings: page.earlierReadings,
       nextCursor: page.nextCursor,
     };
   };
@@ -179,45 +272,87 @@ export async function recall(
       `summary ${alias.parentArtifactId} cannot be read (${error instanceof Error ? error.name : "error"}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}); raw until it is rebuilt`,
     );
   }
+  // The index says how many inputs stay cold (every summary recall reports it) and answers queries.
+  const index = await readRecallIndex(deps, subject, alias.parentArtifactId);
+  const frame: Recall = {
+    mode: "summary",
+    reason: "",
+    ...base,
+    artifactId: alias.parentArtifactId,
+    claims: [],
+    pending: [],
+    unresolvedConflicts: [],
+    summary: null,
+    tail: [],
+    events: [],
+    cold: [],
+    earlierReadings: [],
+    omitted: NOTHING_OMITTED,
+    nextCursor: null,
+    coldInputs: index?.coldInputs ?? null,
+    servedTokens: 0,
+  };
   if (after !== null) {
-    const page = await validPage(deps, snapshot, after, budget, options.scope);
+    reserveFrame(budget, frame, options, NOTHING_OMITTED);
+    const page = await validPage(deps, snapshot, after, budget, options.scope, "tail");
     return {
-      mode: "summary",
+      ...frame,
       reason: `summary ${alias.parentArtifactId}: the tail continues`,
-      ...base,
-      artifactId: alias.parentArtifactId,
-      claims: [],
-      pending: [],
-      unresolvedConflicts: [],
-      summary: null,
       tail: page.events,
-      events: [],
-      cold: [],
       earlierReadings: page.earlierReadings,
-      omitted: NOTHING_OMITTED,
       nextCursor: page.nextCursor,
     };
   }
-  const index =
-    options.budget !== undefined || options.query !== undefined
-      ? await readRecallIndex(deps, subject, alias.parentArtifactId)
-      : null;
+  reserveFrame(
+    budget,
+    frame,
+    options,
+    roomForLeftOut
+      ? {
+          claims: body.claims.filter((claim) => inScope(options.scope, claim.scope)).length,
+          pending: body.pending.length,
+          unresolvedConflicts: body.unresolvedConflicts.filter((c) => inScope(options.scope, c.scope)).length,
+          summary: body.summary !== "",
+          cold: options.query === undefined ? 0 : RECALL_COLD_MATCHES,
+        }
+      : NOTHING_OMITTED,
+    alias.coversThrough < snapshot.highWater,
+  );
   const served = serveWithin(budget, body, options.scope, new Set(index?.mustPreserveClaims ?? []));
-  const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope);
+  const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail");
   const cold = await coldMatches(deps, snapshot, index, options, budget);
   return {
-    mode: "summary",
+    ...frame,
     reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}`,
-    ...base,
-    artifactId: alias.parentArtifactId,
     ...served.parts,
     tail: page.events,
-    events: [],
     cold: cold.events,
     earlierReadings: page.earlierReadings,
     omitted: { ...served.omitted, cold: cold.omitted },
     nextCursor: page.nextCursor,
   };
+}
+
+/**
+ * Under a budget on the text: sets aside what the text's first line and notes can cost at most
+ * (a cursor when events may follow, everything left out, the cold note, the served count), so the
+ * items the budget then takes can never make the whole text exceed it.
+ */
+function reserveFrame(
+  budget: TokenBudget,
+  frame: Recall,
+  options: RecallOptions,
+  mostOmitted: Recall["omitted"],
+  paged = frame.highWater > 0,
+): void {
+  if (options.format !== "text" || budget.limit === undefined) return;
+  budget.reserve(
+    textFrameTokens(
+      frame,
+      { cursor: paged ? encodeCursor(frame.highWater) : null, omitted: mostOmitted, limit: budget.limit },
+      { searchHint: options.searchHint },
+    ),
+  );
 }
 
 async function readRecallIndex(
@@ -246,12 +381,12 @@ function serveWithin(
     .filter((c) => inScope(scope, c.claim.scope));
   const first = claims.filter((c) => mustPreserveClaims.has(c.index));
   const rest = claims.filter((c) => !mustPreserveClaims.has(c.index));
-  const keptFirst = first.filter((c) => budget.take(c.claim));
-  const pending = body.pending.filter((item) => budget.take(item));
+  const keptFirst = first.filter((c) => budget.take("claims", c.claim));
+  const pending = body.pending.filter((item) => budget.take("tasks", item));
   const conflicts = body.unresolvedConflicts.filter((c) => inScope(scope, c.scope));
-  const keptConflicts = conflicts.filter((conflict) => budget.take(conflict));
-  const keptRest = rest.filter((c) => budget.take(c.claim));
-  const summary = budget.take(body.summary) ? body.summary : null;
+  const keptConflicts = conflicts.filter((conflict) => budget.take("conflicts", conflict));
+  const keptRest = rest.filter((c) => budget.take("claims", c.claim));
+  const summary = budget.take("summary", body.summary) ? body.summary : null;
   const kept = [...keptFirst, ...keptRest].sort((a, b) => a.index - b.index).map((c) => c.claim);
   return {
     parts: { claims: kept, pending, unresolvedConflicts: keptConflicts, summary },
@@ -280,7 +415,7 @@ async function coldMatches(
   const matches = ids
     .map((id) => stored.get(id)?.event)
     .filter((event): event is SequencedEvent => event !== undefined && eventInScope(options.scope, event));
-  const events = matches.filter((event) => budget.take(event));
+  const events = matches.filter((event) => budget.take("matches", event));
   return { events, omitted: matches.length - events.length };
 }
 
@@ -295,6 +430,7 @@ async function validPage(
   after: number,
   budget: TokenBudget,
   scope: string | undefined,
+  section: "tail" | "events",
 ): Promise<{ events: SequencedEvent[]; nextCursor: string | null; earlierReadings: EarlierReading[] }> {
   const { subject, highWater } = snapshot;
   const policy = await deps.events.trustPolicy(subject);
@@ -312,7 +448,8 @@ async function validPage(
     resolver.remember(records);
     for (const { event } of records) {
       if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
-        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(event)) return page(encodeCursor(position));
+        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(section, event))
+          return page(encodeCursor(position));
         events.push(event);
       }
       position = event.sequence;

@@ -76,7 +76,7 @@ const FLAG_HELP: Record<string, [string, string]> = {
   budget: ["TOKENS", "token budget of the summary (cl100k_base); low-value inputs stay cold"],
   "timeout-ms": ["MS", "deadline of one generation (default 30000, $MEMGATE_GENERATION_TIMEOUT_MS)"],
   through: ["H", "cap the snapshot at sequence H (not above the log, not below the alias)"],
-  format: ["FORMAT", "lineage as prov-json (default) or dot"],
+  format: ["FORMAT", "lineage: prov-json (default) or dot; recall: json (default) or text (CONTRACT §5a)"],
   selector: ["VERSION", "the selector to rebuild with: v3 (default), v2 or v1"],
   "min-trust": ["LEVEL", "the lowest trust that counts: untrusted, tool, user or verified"],
   block: ["SOURCE", "block a source (a trailing * blocks a prefix); repeatable"],

@@ -1,14 +1,23 @@
 import type { Recall } from "#app/recall.ts";
 import { recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
+import { renderServedRecallText } from "#app/recall-text.ts";
 import { describeIssues } from "#runtime/issues.ts";
 import { type Command, print, storeCommand, subjectArg, withRuntime } from "./command.ts";
 import { EXIT, UsageError } from "./output.ts";
 
+/** How the command line's reader searches the cold layer (CONTRACT §5a's HINT). */
+const CLI_SEARCH_HINT = "memgate recall SUBJECT --query WORDS";
+
 /** What an agent should remember (CONTRACT §5, the same options as §6's GET …/recall). */
 export const RECALL_COMMAND: Command = storeCommand(
-  "memgate recall SUBJECT [--scope S] [--budget TOKENS] [--query TEXT] [--cursor C]",
-  { cursor: { type: "string" }, scope: { type: "string" }, query: { type: "string" } },
+  "memgate recall SUBJECT [--scope S] [--budget TOKENS] [--query TEXT] [--cursor C] [--format json|text]\n\n--format text prints the recall as an agent reads it in a prompt (CONTRACT §5a), --budget then\ncounting the text's tokens; json (the default) prints the JSON answer (as --json does).",
+  {
+    cursor: { type: "string" },
+    scope: { type: "string" },
+    query: { type: "string" },
+    format: { type: "string" },
+  },
   async (values, positionals, io) => {
     const subject = subjectArg(positionals);
     const options = parseRecallOptions({
@@ -16,14 +25,20 @@ export const RECALL_COMMAND: Command = storeCommand(
       cursor: values.cursor,
       scope: values.scope,
       query: values.query,
+      format: values.format,
     });
     if (!options.success) throw new UsageError(`--${describeIssues(options.error)}`);
+    const format = options.data.format;
+    if (format === "text" && values.json === true)
+      throw new UsageError("--json and --format text ask for different outputs: give one of them");
     return withRuntime(
       values,
       io,
       async (deps) => {
-        const result = await recall(deps, subject, options.data);
-        print(io, values, result, describeRecall(result));
+        const result = await recall(deps, subject, { ...options.data, searchHint: CLI_SEARCH_HINT });
+        if (format === "text") io.out(renderServedRecallText(result, { searchHint: CLI_SEARCH_HINT }).text);
+        else
+          print(io, format === "json" ? { ...values, json: true } : values, result, describeRecall(result));
         return EXIT.ok;
       },
       { readOnly: true },

@@ -71,6 +71,14 @@ export interface RecallQuery {
   cursor?: string;
 }
 
+/** The recall route's path with its query string. */
+function recallPath(subject: string, query: RecallQuery & { format?: "text" }): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+  const suffix = search.size > 0 ? `?${search}` : "";
+  return `/v1/subjects/${enc(subject)}/recall${suffix}`;
+}
+
 export type ArtifactListing = ArtifactRecord & { status: string; lifecycle: string };
 
 /**
@@ -105,11 +113,14 @@ export class MemgateClient {
     return this.request("GET", `/v1/subjects/${enc(subject)}/clock`);
   }
 
+  /** The recall as JSON (CONTRACT §5, §6). */
   recall(subject: string, query: RecallQuery = {}): Promise<Recall> {
-    const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
-    const suffix = search.size > 0 ? `?${search}` : "";
-    return this.request("GET", `/v1/subjects/${enc(subject)}/recall${suffix}`);
+    return this.request("GET", recallPath(subject, query));
+  }
+
+  /** The recall as an agent reads it in a prompt (CONTRACT §5a): `format=text`, the budget counting the text. */
+  recallText(subject: string, query: RecallQuery = {}): Promise<string> {
+    return this.request("GET", recallPath(subject, { ...query, format: "text" }));
   }
 
   consolidate(subject: string): Promise<{ snapshot: Snapshot }> {

@@ -1,4 +1,5 @@
 import type { Recall } from "#app/recall.ts";
+import { uncitedInputs } from "#app/recall-index.ts";
 import { renderRecallText } from "#app/recall-text.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
@@ -46,6 +47,8 @@ export function rawRecall(validInputs: readonly SequencedEvent[], highWater: num
     earlierReadings: [],
     omitted: NOTHING_OMITTED,
     nextCursor: null,
+    servedTokens: 0,
+    coldInputs: 0,
   };
 }
 
@@ -68,13 +71,14 @@ export function summaryRecall(body: ConsolidationOutput, artifactId: string, hig
     earlierReadings: [],
     omitted: NOTHING_OMITTED,
     nextCursor: null,
+    servedTokens: 0,
+    coldInputs: null,
   };
 }
 
 /** Valid inputs that no claim or pending item of `body` derives from (CONTRACT §2: the cold layer). */
 export function coldInputCount(body: ConsolidationOutput, validInputs: readonly SequencedEvent[]): number {
-  const cited = new Set([...body.claims, ...body.pending].flatMap((item) => item.derivedFrom));
-  return validInputs.filter((event) => !cited.has(event.eventId)).length;
+  return uncitedInputs(body, validInputs).length;
 }
 
 export function measureCompression(

@@ -101,6 +101,8 @@ const Recall = z.object({
     cold: z.number().int(),
   }),
   nextCursor: z.string().nullable(),
+  servedTokens: z.number().int(),
+  coldInputs: z.number().int().nullable(),
 });
 const ArtifactRecord = z.object({
   subject: z.string(),

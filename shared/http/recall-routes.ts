@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Deps } from "#app/deps.ts";
-import { recall } from "#app/recall.ts";
+import { type RecallFormat, recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
+import { renderServedRecallText } from "#app/recall-text.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { Answers } from "./components.ts";
 import {
@@ -27,10 +28,26 @@ const recallRoute = createRoute({
       budget: z.string().optional().openapi({ description: "at most this many tokens (cl100k_base)" }),
       query: z.string().optional().openapi({ description: "lexical search over the cold layer" }),
       cursor: z.string().optional().openapi({ description: "nextCursor of the previous page" }),
+      format: z.string().optional().openapi({
+        description:
+          "json (default) or text: the recall as an agent reads it (CONTRACT §5a); without it, `Accept: text/plain` asks for text",
+      }),
     }),
   },
-  responses: { 200: jsonAnswer(Answers.Recall, "the recall"), ...REFUSALS },
+  responses: {
+    200: {
+      description: "the recall (JSON, or text when asked for)",
+      content: {
+        "application/json": { schema: Answers.Recall },
+        "text/plain": { schema: z.string().openapi({ description: "CONTRACT §5a, memgate-recall-text/1" }) },
+      },
+    },
+    ...REFUSALS,
+  },
 });
+
+/** How an HTTP reader searches the cold layer (CONTRACT §5a's HINT). */
+const HTTP_SEARCH_HINT = "GET /v1/subjects/{subject}/recall?query=WORDS";
 
 const consolidate = subjectRoute({
   method: "post",
@@ -50,10 +67,16 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
         const { field, message } = firstIssue(parsed.error, "query", { style: "dots" });
         throw invalid(field, message);
       }
+      const format = parsed.data.format ?? formatAccepted(c.req.header("accept"));
+      const options = { ...parsed.data, format, searchHint: HTTP_SEARCH_HINT };
       // Recall reads the clock itself: a subject with no events is found unknown from its answer.
-      const answer = await recall(deps, subject, parsed.data);
+      const answer = await recall(deps, subject, options);
       if (answer.highWater === 0) throw unknownSubject(subject);
       recallServed?.(answer.mode);
+      if (format === "text")
+        return c.text(renderServedRecallText(answer, options).text, 200, {
+          "content-type": "text/plain; charset=utf-8",
+        });
       return c.json(answer, 200);
     })
     .openapi(consolidate, async (c) => {
@@ -61,4 +84,28 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
       await deps.queue.send(snapshot);
       return c.json({ snapshot }, 202);
     });
+}
+
+/**
+ * The rendering an Accept header prefers: text when it rates `text/plain` above
+ * `application/json` (each by its most specific matching range: exact, then `type/*`, then `*\/*`;
+ * q defaults to 1), JSON otherwise: without the header, with `*\/*`, and on a tie.
+ */
+export function formatAccepted(accept: string | undefined): RecallFormat {
+  if (accept === undefined) return "json";
+  const ranges = accept.split(",").map((part) => {
+    const [range = "", ...parameters] = part.split(";").map((piece) => piece.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith("q="));
+    const quality = q === undefined ? 1 : Number(q.slice(2));
+    return { range, quality: Number.isFinite(quality) ? quality : 0 };
+  });
+  const rate = (type: string): number => {
+    const [major] = type.split("/");
+    for (const candidate of [type, `${major}/*`, "*/*"]) {
+      const found = ranges.find((r) => r.range === candidate);
+      if (found) return found.quality;
+    }
+    return 0;
+  };
+  return rate("text/plain") > rate("application/json") ? "text" : "json";
 }

@@ -10,6 +10,7 @@ import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
 import { recall } from "#app/recall.ts";
 import { RecallQuery } from "#app/recall-options.ts";
+import { renderServedRecallText } from "#app/recall-text.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { EventId, MemoryEvent, MemoryEventObject, Subject } from "#domain/schemas.ts";
@@ -33,6 +34,14 @@ interface Tool<T> {
   described?: z.ZodType;
   call(args: T): Promise<unknown>;
 }
+
+/** A tool's answer that is text only (what an agent reads), not JSON. */
+class TextAnswer {
+  constructor(readonly text: string) {}
+}
+
+/** How an MCP reader searches the cold layer (CONTRACT §5a's HINT). */
+const MCP_SEARCH_HINT = "the recall tool's query argument";
 
 const subjectField = Subject.optional().describe("whose memory (default: the server's --subject)");
 const rememberFields = <E extends z.ZodType>(event: E) =>
@@ -87,7 +96,7 @@ export function createMcpServer(options: McpOptions): Server {
     }),
     recall: tool({
       description:
-        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists. Optional scope, token budget, and a query over the summary's cold layer.",
+        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists, as compact text with one line per item (format json for the JSON answer). Optional scope, token budget (counted on the rendering asked for), and a query over the summary's cold layer (the text's `# cold:` note says how many inputs stay cold).",
       input: z
         .object({
           subject: subjectField,
@@ -95,14 +104,21 @@ export function createMcpServer(options: McpOptions): Server {
           budget: z.number().int().min(0).max(100_000_000).optional().describe("at most this many tokens"),
           query: z.string().max(1000).optional().describe("words to find among cold events"),
           cursor: z.string().max(200).optional().describe("nextCursor of the previous answer"),
+          format: z
+            .enum(["text", "json"])
+            .default("text")
+            .describe("text (default): one line per item, CONTRACT §5a; json: the JSON recall"),
         })
         .strict(),
-      call: async ({ subject, budget, ...rest }) => {
+      call: async ({ subject, budget, format, ...rest }) => {
         const parsed = RecallQuery.parse({
           ...rest,
+          format,
           ...(budget === undefined ? {} : { budget: String(budget) }),
         });
-        return recall(deps, subjectOf(subject), parsed);
+        const options = { ...parsed, searchHint: MCP_SEARCH_HINT };
+        const answer = await recall(deps, subjectOf(subject), options);
+        return format === "text" ? new TextAnswer(renderServedRecallText(answer, options).text) : answer;
       },
     }),
     forget: tool({
@@ -189,6 +205,7 @@ function tool<T>(definition: Tool<T>): McpTool {
       }
       try {
         const result = await definition.call(parsed.data);
+        if (result instanceof TextAnswer) return { content: [{ type: "text", text: result.text }] };
         return {
           content: [{ type: "text", text: JSON.stringify(result) }],
           structuredContent: result as Record<string, unknown>,

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countTokens } from "#domain/tokens.ts";
 import { BIN } from "../support/cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-mcp-"));
@@ -26,9 +27,15 @@ afterAll(async () => {
 
 /** The JSON a tool answered, or the error text when it answered an error. */
 async function call(name: string, args: Record<string, unknown>) {
+  const { isError, text } = await callText(name, args);
+  return { isError, text, json: isError ? null : JSON.parse(text) };
+}
+
+/** The text a tool answered. */
+async function callText(name: string, args: Record<string, unknown>) {
   const result = await client.callTool({ name, arguments: args });
   const text = (result.content as Array<{ type: string; text: string }>)[0]?.text ?? "";
-  return { isError: result.isError === true, text, json: result.isError ? null : JSON.parse(text) };
+  return { isError: result.isError === true, text, structured: result.structuredContent };
 }
 
 describe("memgate mcp", () => {
@@ -68,7 +75,7 @@ describe("memgate mcp", () => {
     expect(remembered.json).toMatchObject({ appended: ["c-1", "b-1"], highWater: 2 });
     const consolidated = await call("consolidate", {});
     expect(consolidated.json.status).toBe("PUBLISHED");
-    const summary = await call("recall", { budget: 4000 });
+    const summary = await call("recall", { budget: 4000, format: "json" });
     expect(summary.json.mode).toBe("summary");
     expect(summary.json.artifactId).toBe(consolidated.json.artifactId);
 
@@ -81,9 +88,42 @@ describe("memgate mcp", () => {
 
     const forgotten = await call("forget", { eventIds: ["b-1"], reason: "the figure was wrong" });
     expect(forgotten.json.staled).toEqual([consolidated.json.artifactId]);
-    const raw = await call("recall", {});
+    const raw = await call("recall", { format: "json" });
     expect(raw.json.mode).toBe("raw");
     expect(raw.json.events.map((e: { eventId: string }) => e.eventId)).toEqual(["c-1"]);
+  });
+
+  it("recall answers as text by default (CONTRACT §5a), the budget counting the text; format json gives the JSON", async () => {
+    const subject = "mcp/text";
+    await call("remember", {
+      subject,
+      events: [
+        { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+        { eventId: "t-1", kind: "task", text: "Rotate the deploy key by Dec 18." },
+        { eventId: "n-1", kind: "note", text: "Prefers green tea in the afternoon." },
+      ],
+    });
+    expect((await call("consolidate", { subject })).json.status).toBe("PUBLISHED");
+    const answer = await callText("recall", { subject });
+    expect(answer.isError).toBe(false);
+    expect(answer.structured).toBeUndefined();
+    const lines = answer.text.split("\n");
+    expect(lines[0]).toMatch(/^# memgate recall: summary \S+ \(clock 3, epoch 0\)$/);
+    expect(lines).toContain('task open: "Rotate the deploy key by Dec 18." ← t-1');
+    expect(lines).toContain("# cold: 1 input not shown; search them with the recall tool's query argument");
+    const served = Number(/^# served: (\d+) tokens$/m.exec(answer.text)?.[1]);
+    expect(countTokens(answer.text)).toBe(served);
+
+    const json = await call("recall", { subject, format: "json" });
+    expect(json.json).toMatchObject({ mode: "summary", coldInputs: 1, omitted: { cold: 0 } });
+    expect(json.json.servedTokens).toBeGreaterThan(0);
+
+    const tight = await callText("recall", { subject, budget: served - 1 });
+    expect(countTokens(tight.text)).toBeLessThanOrEqual(served - 1);
+    expect(tight.text).toMatch(/^# left out by the budget: /m);
+    const matches = await callText("recall", { subject, query: "green tea" });
+    expect(matches.text).toContain('## matches\nnote: "Prefers green tea in the afternoon." ← n-1\n');
+    expect((await callText("recall", { subject, format: "xml" })).text).toMatch(/^format: /);
   });
 
   it("a bad argument is a tool error naming the field", async () => {

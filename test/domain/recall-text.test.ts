@@ -40,6 +40,8 @@ function recallOf(parts: Partial<Recall>): Recall {
     earlierReadings: [],
     omitted: NONE_OMITTED,
     nextCursor: null,
+    servedTokens: 0,
+    coldInputs: null,
     ...parts,
   };
 }

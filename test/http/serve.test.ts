@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Recall } from "#app/recall.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
+import { countTokens } from "#domain/tokens.ts";
 import { memgate } from "../support/cli.ts";
 import { type ServeProcess, startServe } from "../support/serve-process.ts";
 
@@ -55,6 +56,49 @@ describe("memgate serve", () => {
     expect(rebuilt.mode).toBe("summary");
     expect(rebuilt.artifactId).not.toBe(summary.artifactId);
     expect(JSON.stringify(rebuilt)).not.toContain("12500");
+  });
+
+  it("recall as text: format=text or Accept: text/plain; JSON stays the default; the budget counts the text", async () => {
+    const subject = "serve/text";
+    await client.append(subject, [
+      { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+      { eventId: "n-1", kind: "note", text: "Lunch was late today." },
+    ]);
+    await recallUntil(subject, (r) => r.mode === "summary");
+    const url = `${server.url}/v1/subjects/${encodeURIComponent(subject)}/recall`;
+    const get = (query: string, accept?: string) =>
+      fetch(`${url}${query}`, {
+        headers: { authorization: `Bearer ${TOKEN}`, ...(accept ? { accept } : {}) },
+      });
+    const byParameter = await get("?format=text");
+    expect(byParameter.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    const text = await byParameter.text();
+    expect(text).toMatch(/^# memgate recall: summary /);
+    expect(text).toContain("memory:c-1");
+    expect(text).toContain(
+      "# cold: 1 input not shown; search them with GET /v1/subjects/{subject}/recall?query=WORDS\n",
+    );
+    const served = Number(/^# served: (\d+) tokens\n$/m.exec(text)?.[1]);
+    expect(countTokens(text)).toBe(served);
+    expect(await client.recallText(subject)).toBe(text);
+
+    const byAccept = await get("", "text/plain");
+    expect(byAccept.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(await byAccept.text()).toBe(text);
+    for (const accept of [undefined, "*/*", "application/json", "application/json, text/plain;q=0.5"]) {
+      const answer = await get("", accept);
+      expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(await answer.json()).toMatchObject({ mode: "summary", coldInputs: 1 });
+    }
+    // The parameter wins over the header.
+    expect((await get("?format=json", "text/plain")).headers.get("content-type")).toMatch(/json/);
+
+    const tight = await (await get(`?format=text&budget=${served - 1}`)).text();
+    expect(countTokens(tight)).toBeLessThanOrEqual(served - 1);
+    expect(tight).toMatch(/^# left out by the budget: /m);
+    const refused = await get("?format=yaml");
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { field: "format" } });
   });
 
   it("refuses a request without the token, answers /healthz without it", async () => {

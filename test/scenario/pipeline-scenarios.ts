@@ -7,6 +7,7 @@ import { NO_FAILPOINTS } from "#app/failpoints.ts";
 import { generate } from "#app/generate.ts";
 import { publish } from "#app/publish.ts";
 import { recall } from "#app/recall.ts";
+import { renderServedRecallText } from "#app/recall-text.ts";
 import { recover } from "#app/recover.ts";
 import { approve, review } from "#app/review.ts";
 import { run } from "#app/run.ts";
@@ -15,6 +16,7 @@ import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import type { ConsolidationOutput, Snapshot } from "#domain/schemas.ts";
+import { countTokens } from "#domain/tokens.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import type { AliasPort } from "#ports/alias.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
@@ -200,6 +202,61 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       );
       await expect(recall(deps, subject, { cursor: "not-a-cursor" })).rejects.toThrow(
         /is not a cursor memgate issued/,
+      );
+    });
+    it("a budget on the text counts the whole text: it fits, says what it left out, and every item is served or counted", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      const notes = Array.from({ length: 6 }, (_, i) => ({
+        eventId: `n-${i}`,
+        kind: "note",
+        text: `small talk number ${i} about the weather`,
+      }));
+      await appendEvents(deps, subject, [...factsBatch(1, 12), ...notes]);
+      const raw = await recall(deps, subject, { format: "text", budget: 150 });
+      expect(raw.coldInputs).toBe(0);
+      expect(raw.servedTokens).toBeLessThanOrEqual(150);
+      expect(raw.nextCursor).not.toBeNull();
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      await appendEvents(deps, subject, factsBatch(13, 15));
+
+      const whole = await recall(deps, subject, { format: "text" });
+      // The notes went cold: every summary recall counts them, with or without a query or budget.
+      expect(whole.coldInputs).toBe(6);
+      expect((await recall(deps, subject)).coldInputs).toBe(6);
+      const wholeText = renderServedRecallText(whole).text;
+      expect(wholeText).toContain("# cold: 6 inputs not shown; search them with");
+      expect(countTokens(wholeText)).toBe(whole.servedTokens);
+      expect(wholeText.endsWith(`# served: ${whole.servedTokens} tokens\n`)).toBe(true);
+      expect((await recall(deps, subject, { format: "text", budget: whole.servedTokens })).omitted).toEqual(
+        whole.omitted,
+      );
+
+      // Below what the first line and the notes cost, every item is left out and only they are served.
+      const bare = await recall(deps, subject, { format: "text", budget: 0 });
+      expect(bare).toMatchObject({ claims: [], pending: [], summary: null, tail: [] });
+      expect(bare.omitted.claims).toBe(whole.claims.length);
+      const floor = bare.servedTokens;
+      for (const budget of [floor, floor + 15, floor + 40, floor + 80, floor + 150, whole.servedTokens - 1]) {
+        const answer = await recall(deps, subject, { format: "text", budget });
+        const text = renderServedRecallText(answer).text;
+        expect(countTokens(text)).toBe(answer.servedTokens);
+        expect(answer.servedTokens).toBeLessThanOrEqual(budget);
+        expect(answer.claims.length + answer.omitted.claims).toBe(whole.claims.length);
+        expect(answer.pending.length + answer.omitted.pending).toBe(whole.pending.length);
+        const leftOut = answer.omitted.claims + answer.omitted.pending + (answer.omitted.summary ? 1 : 0);
+        expect(text.includes("# left out by the budget: ")).toBe(leftOut > 0);
+        expect(text.includes("# more: cursor ")).toBe(answer.nextCursor !== null);
+        expect(answer.tail.length === whole.tail.length).toBe(answer.nextCursor === null);
+      }
+      // The JSON budget is unchanged: the items' JSON, reported as servedTokens.
+      const json = await recall(deps, subject, { budget: 200 });
+      expect(json.servedTokens).toBeLessThanOrEqual(200);
+      expect(json.servedTokens).toBe(
+        [...json.claims, ...json.pending, ...json.tail].reduce(
+          (sum, item) => sum + countTokens(JSON.stringify(item)),
+          json.summary === null ? 0 : countTokens(json.summary),
+        ),
       );
     });
   });
