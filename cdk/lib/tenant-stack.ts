@@ -174,6 +174,7 @@ export class TenantStack extends Stack {
       contextTokens: tenant.contextTokens,
       maxOutputTokens: tenant.maxOutputTokens,
       repairAttempts: tenant.repairAttempts,
+      budgetTokens: tenant.budgetTokens,
       judge: tenant.judge,
       openAiKeySecret: tenant.openAiKeySecretArn,
     });

@@ -43,6 +43,16 @@ export const Tenant = z
       .string()
       .refine(isDeployableJudge, { error: "must be bedrock:MODEL_ID or openai:MODEL" })
       .optional(),
+    /**
+     * The summary's token budget (cl100k_base) for the tenant's consolidations (MEMGATE_BUDGET_TOKENS):
+     * the default under the store's setting (`memgate settings --store aws --budget`).
+     */
+    budgetTokens: z
+      .number({ error: "must be a whole number of tokens" })
+      .int({ error: "must be a whole number of tokens" })
+      .min(1, { error: "must be at least 1" })
+      .max(100_000_000, { error: "must be at most 100000000" })
+      .optional(),
     /** Attempts per generation when the gate refuses a language model's answer (gate-guided repair). */
     repairAttempts: z.number().int().min(1).max(10).optional(),
     publishMode: z.enum(["live", "shadow"], { error: 'must be "live" or "shadow"' }).default("live"),

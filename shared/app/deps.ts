@@ -29,8 +29,10 @@ export interface Deps {
   newId: () => string;
   failpoints: Failpoints;
   generationTimeoutMs: number;
-  /** Token budget for summaries; none when absent. */
+  /** Token budget for summaries given for this process (`--budget`); it wins over the store's setting. */
   budget?: number;
+  /** The deployment's default budget (a tenant stack's `budgetTokens`), under the store's setting. */
+  defaultBudget?: number;
   /** Attempts per generation, the first included, when a model that can repair is refused (default 2). */
   repairAttempts?: number;
   /** A model judge for the texts the gate cannot decide; none: the deterministic verdict stands. */
@@ -54,6 +56,8 @@ export type GenerateDeps = Pick<
   | "failpoints"
   | "generationTimeoutMs"
   | "budget"
+  | "defaultBudget"
+  | "settings"
   | "repairAttempts"
   | "judge"
   | "selectorVersion"

@@ -48,6 +48,7 @@ export type GenerateOutcome =
  * until it is published. Generation never reads a previous summary.
  */
 export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<GenerateOutcome> {
+  const budget = await consolidationBudget(deps);
   const current = await deps.events.snapshot(snapshot.subject);
   if (snapshot.highWater > current.highWater)
     throw new SnapshotRefusedError(
@@ -76,6 +77,7 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     deps,
     snapshot,
     context,
+    budget,
   );
   const answer = generation.answer;
   const report = judged.report;
@@ -139,6 +141,18 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
   return { status, artifactId, manifest, gate: report };
 }
 
+/**
+ * The summary's token budget for this consolidation: the one given to the process (`--budget`),
+ * else the store's setting (`memgate settings --budget`), else the deployment's default (a tenant
+ * stack's `budgetTokens`), else none. The one-prompt and the segmented generation both get it.
+ */
+export async function consolidationBudget(
+  deps: Pick<GenerateDeps, "budget" | "defaultBudget" | "settings">,
+): Promise<number | undefined> {
+  if (deps.budget !== undefined) return deps.budget;
+  return (await deps.settings.settings()).budget ?? deps.defaultBudget;
+}
+
 /** The stored body: the parsed answer when it is JSON, otherwise the raw text (kept for audit). */
 function artifactBody(answer: string): unknown {
   try {
@@ -157,6 +171,7 @@ async function generateWithRepair(
   deps: GenerateDeps,
   snapshot: Snapshot,
   context: GateContext,
+  budget: number | undefined,
 ): Promise<{
   generation: Generation;
   judged: Assessment;
@@ -182,11 +197,11 @@ async function generateWithRepair(
         context,
         prompt: deps.prompt,
         segments,
-        ...(deps.budget === undefined ? {} : { budget: deps.budget }),
+        ...(budget === undefined ? {} : { budget }),
         ...(repair ? { repair } : {}),
       });
       calls.push(...generation.calls);
-      judged = await judgeAttempt(deps, context, generation, attempt, calls);
+      judged = await judgeAttempt(deps, context, generation, attempt, calls, budget);
     } catch (error) {
       // A repair is one more chance: when the model cannot answer it, the refusal stands.
       if (!refused || !(error instanceof GenerationFailedError)) throw error;
@@ -212,12 +227,9 @@ async function judgeAttempt(
   generation: Generation,
   attempt: number,
   calls: ModelCallRecord[],
+  budget: number | undefined,
 ): Promise<Assessment> {
-  const judged = assessCandidateText(
-    context,
-    generation.answer,
-    deps.budget === undefined ? {} : { budget: deps.budget },
-  );
+  const judged = assessCandidateText(context, generation.answer, budget === undefined ? {} : { budget });
   const { judge } = deps;
   if (!judge || judged.report.verdict !== "pass" || judged.undecided.length === 0) return judged;
   const verdicts = await withDeadline(deps, (signal) => judgeUndecided(context, judged, judge, signal));

@@ -1,6 +1,6 @@
 import { sweep } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
-import { generate } from "#app/generate.ts";
+import { consolidationBudget, generate } from "#app/generate.ts";
 import { publish } from "#app/publish.ts";
 import { run } from "#app/run.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
@@ -139,12 +139,13 @@ async function showPrompts(deps: Deps, snapshot: Snapshot, values: Values, io: I
       `the snapshot covers through ${snapshot.highWater}, but the log of ${snapshot.subject} ends at ${current.highWater}`,
     );
   const { context } = await readInputs(deps, snapshot.subject, snapshot.highWater);
+  const budget = await consolidationBudget(deps);
   const previews =
     deps.model.preview?.({
       snapshot,
       context,
       prompt: deps.prompt,
-      ...(deps.budget === undefined ? {} : { budget: deps.budget }),
+      ...(budget === undefined ? {} : { budget }),
     }) ?? [];
   const prompts = previews.map((preview) => ({
     ...preview,

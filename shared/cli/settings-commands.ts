@@ -23,10 +23,13 @@ import {
 import { reportRun } from "./consolidation-commands.ts";
 import { EXIT, UsageError } from "./output.ts";
 
+/** The most a budget setting may ask for (as `--budget` anywhere). */
+const MAX_SETTING_BUDGET = 100_000_000;
+
 /** How the store behaves: tenant settings, a subject's trust policy, selector migration and recovery. */
 export const SETTINGS_COMMANDS: Record<string, Command> = {
   settings: storeCommand(
-    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS] [--model NAME]\n  [--latest RULE]... [--drop-latest RULE]...\n\n--model sets the model commands and memgate serve use when none is named (the Lambdas take MEMGATE_MODEL from the stack).\n--latest and --drop-latest edit the store's default latest rules, which every subject without\nrules of its own follows; the change is applied to every subject (an epoch moves where readings change).",
+    "memgate settings [--publish-mode live|shadow] [--bypass on|off] [--rebuild-after EVENTS] [--model NAME]\n  [--budget TOKENS|none] [--latest RULE]... [--drop-latest RULE]...\n\n--model sets the model commands and memgate serve use when none is named (the Lambdas take MEMGATE_MODEL from the stack).\n--budget sets the summary's token budget every consolidation uses when none is given (the Lambdas too,\nover the stack's budgetTokens); none clears it.\n--latest and --drop-latest edit the store's default latest rules, which every subject without\nrules of its own follows; the change is applied to every subject (an epoch moves where readings change).",
     {
       "publish-mode": { type: "string" },
       bypass: { type: "string" },
@@ -44,12 +47,15 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
       if (bypass !== undefined && bypass !== "on" && bypass !== "off")
         throw new UsageError(`--bypass must be on or off, got "${bypass}"`);
       const model = text(values, "model");
-      return withRuntime(values, io, async (deps) => {
+      const budget = budgetSetting(text(values, "budget"));
+      // --budget here is the setting, not a budget for this process.
+      return withRuntime({ ...values, budget: undefined }, io, async (deps) => {
         const patch = {
           ...(mode === undefined ? {} : { publishMode: mode }),
           ...(bypass === undefined ? {} : { recallBypass: bypass === "on" }),
           ...(rebuildAfter === undefined ? {} : { rebuildAfterEvents: rebuildAfter }),
           ...(model === undefined ? {} : { model }),
+          ...(budget === undefined ? {} : { budget }),
         };
         if (Object.keys(patch).length > 0) await deps.settings.updateSettings(patch);
         if (add.length + drop.length > 0) {
@@ -63,7 +69,7 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
           io,
           values,
           settings,
-          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events, model ${settings.model ?? "deterministic-v1"}, latest ${describeRules(settings.latest ?? [])}`,
+          `publish mode ${settings.publishMode}, recall bypass ${settings.recallBypass ? "on" : "off"}, rebuild after ${settings.rebuildAfterEvents} uncovered events, model ${settings.model ?? "deterministic-v1"}, budget ${settings.budget === null ? "none" : `${settings.budget} tokens`}, latest ${describeRules(settings.latest ?? [])}`,
         );
         return EXIT.ok;
       });
@@ -176,6 +182,17 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
     },
   ),
 };
+
+/** `--budget TOKENS` (1 to 100000000) or `none` (clears the setting); undefined when not given. */
+function budgetSetting(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === "none") return null;
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SETTING_BUDGET)
+    throw new UsageError(
+      `--budget must be a whole number of tokens from 1 to ${MAX_SETTING_BUDGET}, or none to clear it; got "${value}"`,
+    );
+  return Number(value);
+}
 
 function publishModeFlag(mode: string | undefined): "live" | "shadow" | undefined {
   if (mode === undefined || mode === "live" || mode === "shadow") return mode;

@@ -24,6 +24,12 @@ export const SettingsPatch = z
       .max(1_000_000, { error: "must be at most 1000000" }),
     /** The store's default latest rules (CONTRACT §2): applied to every subject without its own. */
     latest: LatestRules,
+    budget: z
+      .number({ error: "must be a whole number of tokens, or null for none" })
+      .int({ error: "must be a whole number of tokens, or null for none" })
+      .min(1, { error: "must be at least 1" })
+      .max(100_000_000, { error: "must be at most 100000000" })
+      .nullable(),
   })
   .partial()
   .strict();

@@ -46,7 +46,7 @@ const putSettings = createRoute({
   method: "put",
   path: "/v1/settings",
   summary:
-    "Change the tenant's settings (publish mode, recall bypass, rebuild threshold, default latest rules)",
+    "Change the tenant's settings (publish mode, recall bypass, rebuild threshold, default latest rules, the summary's default token budget: null clears it)",
   request: { body: { required: true, content: { "application/json": { schema: ref("Settings") } } } },
   responses: { 200: jsonAnswer(Answers.Settings, "the settings after the change"), 400: REFUSALS[400] },
 });
@@ -83,7 +83,7 @@ export function settingsRoutes(deps: Deps) {
   return resourceRouter()
     .openapi(getSettings, async (c) => c.json(await deps.settings.settings(), 200))
     .openapi(putSettings, async (c) => {
-      const { publishMode, recallBypass, rebuildAfterEvents, latest } = parseBody(
+      const { publishMode, recallBypass, rebuildAfterEvents, latest, budget } = parseBody(
         SettingsPatch,
         await readJson(c.req.raw),
       );
@@ -91,6 +91,7 @@ export function settingsRoutes(deps: Deps) {
         ...(publishMode === undefined ? {} : { publishMode }),
         ...(recallBypass === undefined ? {} : { recallBypass }),
         ...(rebuildAfterEvents === undefined ? {} : { rebuildAfterEvents }),
+        ...(budget === undefined ? {} : { budget }),
       });
       if (latest === undefined) return c.json(settings, 200);
       // The store's default rules are applied to every subject, not only written.

@@ -16,12 +16,18 @@ export interface TenantSettings {
    * every subject's clock.
    */
   latest?: LatestRule[];
+  /**
+   * The summary's token budget (cl100k_base, CONTRACT §4a) when a consolidation is given none
+   * (`--budget`); null: the deployment's default (a tenant stack's `budgetTokens`), else none.
+   */
+  budget: number | null;
 }
 
 export const DEFAULT_SETTINGS: TenantSettings = {
   publishMode: "live",
   recallBypass: false,
   rebuildAfterEvents: 50,
+  budget: null,
 };
 
 export interface SettingsPort {

@@ -12,6 +12,8 @@ export interface GenerationSettings {
   prompt: string;
   generationTimeoutMs: number;
   budget?: number | undefined;
+  /** Under the store's budget setting (`memgate settings --budget`): a tenant stack's `budgetTokens`. */
+  defaultBudget?: number | undefined;
   repairAttempts?: number | undefined;
   /** A model judge for the texts the gate cannot decide (MEMGATE_JUDGE). */
   judge?: string | undefined;
@@ -40,6 +42,7 @@ export function composeDeps(stores: Stores, settings: GenerationSettings, models
     failpoints: settings.failpoints,
     generationTimeoutMs: settings.generationTimeoutMs,
     ...(settings.budget === undefined ? {} : { budget: settings.budget }),
+    ...(settings.defaultBudget === undefined ? {} : { defaultBudget: settings.defaultBudget }),
     ...(settings.repairAttempts === undefined ? {} : { repairAttempts: settings.repairAttempts }),
     ...(settings.judge === undefined ? {} : { judge: judgeNamed(settings.judge, models) }),
     ...(settings.selectorVersion === undefined ? {} : { selectorVersion: settings.selectorVersion }),

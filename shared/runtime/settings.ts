@@ -43,6 +43,7 @@ export interface LambdaEnvironmentValues {
   contextTokens?: number | undefined;
   maxOutputTokens?: number | undefined;
   repairAttempts?: number | undefined;
+  budgetTokens?: number | undefined;
   judge?: string | undefined;
   openAiKeySecret?: string | undefined;
 }
@@ -58,6 +59,7 @@ const LAMBDA_SETTINGS = [
   "contextTokens",
   "maxOutputTokens",
   "repairAttempts",
+  "budgetTokens",
   "judge",
   "openAiKeySecret",
 ] as const satisfies ReadonlyArray<keyof LambdaEnvironmentValues>;

@@ -287,6 +287,7 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
         contextTokens: 200_000,
         maxOutputTokens: 8192,
         repairAttempts: 3,
+        budgetTokens: 1500,
         judge: "bedrock:anthropic.claude-haiku-4-5-v1:0",
         workerConcurrency: 5,
       }),
@@ -301,7 +302,7 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Route", { AuthorizationType: "JWT" });
   });
 
-  it("hands every function the model, its sizes and the repair attempts", () => {
+  it("hands every function the model, its sizes, the repair attempts and the tenant's summary budget", () => {
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: {
         Variables: Match.objectLike({
@@ -309,6 +310,7 @@ describe("a tenant with a JWT issuer and a Bedrock model", () => {
           MEMGATE_CONTEXT_TOKENS: "200000",
           MEMGATE_MAX_OUTPUT_TOKENS: "8192",
           MEMGATE_REPAIR_ATTEMPTS: "3",
+          MEMGATE_BUDGET_TOKENS: "1500",
           MEMGATE_JUDGE: "bedrock:anthropic.claude-haiku-4-5-v1:0",
         }),
       },

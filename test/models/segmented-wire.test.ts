@@ -144,7 +144,7 @@ describe("segmented consolidation over the wire", () => {
     expect(attempts[0]?.report.reasons.map((r) => r.code)).toContain("polarity-flipped");
   });
 
-  it("under a token budget, restatements of events with nothing must-preserve go cold first; the rest is kept", async () => {
+  it("under a token budget (given, or the store's setting), restatements of events with nothing must-preserve go cold first; the rest is kept", async () => {
     server.script = (request) =>
       isSummary(request) ? { answer: HONEST_SUMMARY } : { answer: honestSegmentAnswer(request.prompt) };
     const plain = Array.from({ length: 30 }, (_, i) => ({
@@ -174,6 +174,16 @@ describe("segmented consolidation over the wire", () => {
     };
     expect(body.coldRefs.length).toBeGreaterThan(0);
     expect(body.coldRefs.every((id) => id.startsWith("p-"))).toBe(true);
+
+    // The store's budget setting (memgate settings --budget) is the same budget when none is given.
+    const bySetting = open(4096, 1024);
+    await bySetting.settings.updateSettings({ budget });
+    await appendEvents(bySetting, "themes", events);
+    const set = await run(bySetting, await takeSnapshot(bySetting, "themes"));
+    expect(set.status).toBe("PUBLISHED");
+    if (set.status !== "PUBLISHED") return;
+    expect(set.gate.stats.tokens).toBeLessThanOrEqual(budget);
+    expect(await bySetting.artifacts.readArtifact("themes", set.artifactId)).toEqual(body);
   });
 
   it("an open task that carries assertions reaches a pending item, and a structured event keeps what its text says beyond its assertions", async () => {

@@ -16,8 +16,8 @@ import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
 import { mustPreserveFingerprint } from "#domain/must-preserve.ts";
 import type { ConsolidationOutput, Snapshot } from "#domain/schemas.ts";
-import { countTokens } from "#domain/tokens.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import { countTokens } from "#domain/tokens.ts";
 import type { AliasPort } from "#ports/alias.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
@@ -726,6 +726,40 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       } finally {
         await stores.settings.updateSettings({ publishMode: "live" });
       }
+    });
+
+    it("the store's budget setting is the consolidation's budget when none is given: over the deployment's default, under --budget", async () => {
+      const stores = open();
+      const subject = freshSubject();
+      const before = await stores.settings.settings();
+      expect(before.budget).toBeNull();
+      await appendEvents(depsOver(stores), subject, factsBatch(1, 8));
+      // Eight must-preserve claims cannot fit 20 tokens: the gate refuses the answer over-budget.
+      const gated = async (overrides: Partial<Deps>) => {
+        const outcome = await generate(
+          depsOver(stores, overrides),
+          await takeSnapshot(depsOver(stores), subject),
+        );
+        if (outcome.status === "dropped") throw new Error(outcome.reason);
+        return outcome.gate.reasons.some((reason) => reason.code === "over-budget")
+          ? "over-budget"
+          : outcome.status;
+      };
+      const set = await stores.settings.updateSettings({ budget: 20 });
+      try {
+        expect(set).toMatchObject({ ...before, budget: 20 });
+        expect((await stores.settings.settings()).budget).toBe(20);
+        expect(await gated({})).toBe("over-budget");
+        expect(await gated({ budget: 100_000 })).toBe("CANDIDATE");
+        expect(await gated({ defaultBudget: 100_000 })).toBe("over-budget");
+        await stores.settings.updateSettings({ budget: 100_000 });
+        expect(await gated({ defaultBudget: 20 })).toBe("CANDIDATE");
+      } finally {
+        await stores.settings.updateSettings({ budget: null });
+      }
+      expect(await stores.settings.settings()).toEqual(before);
+      expect(await gated({ defaultBudget: 20 })).toBe("over-budget");
+      expect(await gated({})).toBe("CANDIDATE");
     });
 
     it("bypass serves raw; recovery rolls forward with coverage not below the alias's", async () => {

@@ -48,6 +48,7 @@ export const SettingsItem = z.object({
   rebuildAfterEvents: z.number().int().positive().default(DEFAULT_SETTINGS.rebuildAfterEvents),
   model: z.string().min(1).optional(),
   latest: LatestRules.optional(),
+  budget: z.number().int().positive().nullable().default(null),
 });
 
 export const ClockItem = z.object({

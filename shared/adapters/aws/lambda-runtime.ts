@@ -93,7 +93,7 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
       model: config.MEMGATE_MODEL,
       prompt: config.MEMGATE_PROMPT,
       generationTimeoutMs: config.MEMGATE_GENERATION_TIMEOUT_MS,
-      budget: config.MEMGATE_BUDGET_TOKENS,
+      defaultBudget: config.MEMGATE_BUDGET_TOKENS,
       repairAttempts: config.MEMGATE_REPAIR_ATTEMPTS,
       judge: config.MEMGATE_JUDGE,
       failpoints: NO_FAILPOINTS,
