@@ -230,24 +230,7 @@ async function select(
   };
   const budget = new TokenBudget(options.budget, options.format === "text" ? TEXT_MEASURE : JSON_MEASURE);
   const raw = async (why: string): Promise<Recall> => {
-    const frame: Recall = {
-      mode: "raw",
-      reason: why,
-      ...base,
-      artifactId: null,
-      claims: [],
-      pending: [],
-      unresolvedConflicts: [],
-      summary: null,
-      tail: [],
-      events: [],
-      cold: [],
-      earlierReadings: [],
-      omitted: NOTHING_OMITTED,
-      nextCursor: null,
-      coldInputs: 0,
-      servedTokens: 0,
-    };
+    const frame = itemless({ mode: "raw", reason: why, ...base, artifactId: null, coldInputs: 0 });
     reserveFrame(budget, frame, options, NOTHING_OMITTED);
     const page = await validPage(deps, snapshot, after ?? 0, budget, options.scope, "events");
     return {
@@ -274,24 +257,13 @@ async function select(
   }
   // The index says how many inputs stay cold (every summary recall reports it) and answers queries.
   const index = await readRecallIndex(deps, subject, alias.parentArtifactId);
-  const frame: Recall = {
+  const frame = itemless({
     mode: "summary",
     reason: "",
     ...base,
     artifactId: alias.parentArtifactId,
-    claims: [],
-    pending: [],
-    unresolvedConflicts: [],
-    summary: null,
-    tail: [],
-    events: [],
-    cold: [],
-    earlierReadings: [],
-    omitted: NOTHING_OMITTED,
-    nextCursor: null,
     coldInputs: index?.coldInputs ?? null,
-    servedTokens: 0,
-  };
+  });
   if (after !== null) {
     reserveFrame(budget, frame, options, NOTHING_OMITTED);
     const page = await validPage(deps, snapshot, after, budget, options.scope, "tail");
@@ -330,6 +302,26 @@ async function select(
     earlierReadings: page.earlierReadings,
     omitted: { ...served.omitted, cold: cold.omitted },
     nextCursor: page.nextCursor,
+  };
+}
+
+/** A recall with no items yet: what a text budget's frame is measured on and each answer fills. */
+function itemless(
+  head: Pick<Recall, "mode" | "reason" | "highWater" | "inputEpoch" | "scope" | "artifactId" | "coldInputs">,
+): Recall {
+  return {
+    ...head,
+    claims: [],
+    pending: [],
+    unresolvedConflicts: [],
+    summary: null,
+    tail: [],
+    events: [],
+    cold: [],
+    earlierReadings: [],
+    omitted: NOTHING_OMITTED,
+    nextCursor: null,
+    servedTokens: 0,
   };
 }
 
