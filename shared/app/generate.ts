@@ -48,7 +48,6 @@ export type GenerateOutcome =
  * until it is published. Generation never reads a previous summary.
  */
 export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<GenerateOutcome> {
-  const budget = await consolidationBudget(deps);
   const current = await deps.events.snapshot(snapshot.subject);
   if (snapshot.highWater > current.highWater)
     throw new SnapshotRefusedError(
@@ -67,6 +66,7 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     snapshot.highWater,
     deps.selectorVersion ?? SELECTOR_VERSION,
   );
+  const budget = await consolidationBudget(deps);
   const refs = inputRefs(context.selection.validInputs);
   const artifactId = newArtifactId(snapshot.subject, snapshot.highWater, deps.newId());
   deps.progress(
