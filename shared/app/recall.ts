@@ -230,7 +230,7 @@ async function select(
   };
   const budget = new TokenBudget(options.budget, options.format === "text" ? TEXT_MEASURE : JSON_MEASURE);
   const raw = async (why: string): Promise<Recall> => {
-    const frame = itemless({ mode: "raw", reason: why, ...base, artifactId: null, coldInputs: 0 });
+    const frame = itemlessRecall({ mode: "raw", reason: why, ...base, artifactId: null, coldInputs: 0 });
     reserveFrame(budget, frame, options, NOTHING_OMITTED);
     const page = await validPage(deps, snapshot, after ?? 0, budget, options.scope, "events");
     return {
@@ -257,7 +257,7 @@ async function select(
   }
   // The index says how many inputs stay cold (every summary recall reports it) and answers queries.
   const index = await readRecallIndex(deps, subject, alias.parentArtifactId);
-  const frame = itemless({
+  const frame = itemlessRecall({
     mode: "summary",
     reason: "",
     ...base,
@@ -306,7 +306,7 @@ async function select(
 }
 
 /** A recall with no items yet: what a text budget's frame is measured on and each answer fills. */
-function itemless(
+export function itemlessRecall(
   head: Pick<Recall, "mode" | "reason" | "highWater" | "inputEpoch" | "scope" | "artifactId" | "coldInputs">,
 ): Recall {
   return {

@@ -1,4 +1,4 @@
-import type { Recall } from "#app/recall.ts";
+import { itemlessRecall, type Recall } from "#app/recall.ts";
 import { uncitedInputs } from "#app/recall-index.ts";
 import { renderRecallText } from "#app/recall-text.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
@@ -20,59 +20,38 @@ export interface CompressionMeasure {
   coldInputs: number;
 }
 
-const NOTHING_OMITTED: Recall["omitted"] = {
-  claims: 0,
-  pending: 0,
-  unresolvedConflicts: 0,
-  summary: false,
-  cold: 0,
-};
-
 /** The recall of the raw valid events (no summary): what an agent reads without consolidation. */
 export function rawRecall(validInputs: readonly SequencedEvent[], highWater: number): Recall {
   return {
-    mode: "raw",
-    reason: "no summary published yet",
-    highWater,
-    inputEpoch: 0,
-    artifactId: null,
-    scope: null,
-    claims: [],
-    pending: [],
-    unresolvedConflicts: [],
-    summary: null,
-    tail: [],
+    ...itemlessRecall({
+      mode: "raw",
+      reason: "no summary published yet",
+      highWater,
+      inputEpoch: 0,
+      artifactId: null,
+      scope: null,
+      coldInputs: 0,
+    }),
     events: [...validInputs],
-    cold: [],
-    earlierReadings: [],
-    omitted: NOTHING_OMITTED,
-    nextCursor: null,
-    servedTokens: 0,
-    coldInputs: 0,
   };
 }
 
 /** The recall that would serve `body` as a published summary covering every input (tail empty). */
 export function summaryRecall(body: ConsolidationOutput, artifactId: string, highWater: number): Recall {
   return {
-    mode: "summary",
-    reason: `summary ${artifactId} covers through ${highWater}; 0 newer events follow`,
-    highWater,
-    inputEpoch: 0,
-    artifactId,
-    scope: null,
+    ...itemlessRecall({
+      mode: "summary",
+      reason: `summary ${artifactId} covers through ${highWater}; 0 newer events follow`,
+      highWater,
+      inputEpoch: 0,
+      artifactId,
+      scope: null,
+      coldInputs: null,
+    }),
     claims: body.claims,
     pending: body.pending,
     unresolvedConflicts: body.unresolvedConflicts,
     summary: body.summary,
-    tail: [],
-    events: [],
-    cold: [],
-    earlierReadings: [],
-    omitted: NOTHING_OMITTED,
-    nextCursor: null,
-    servedTokens: 0,
-    coldInputs: null,
   };
 }
 

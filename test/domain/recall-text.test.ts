@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Recall } from "#app/recall.ts";
+import { itemlessRecall, type Recall } from "#app/recall.ts";
 import { renderRecallText } from "#app/recall-text.ts";
 import type { Claim, SequencedEvent, ValueData } from "#domain/schemas.ts";
 import { settled } from "../support/builders.ts";
@@ -14,34 +14,17 @@ import { settled } from "../support/builders.ts";
  * exactly once with its structure, no line holds a line break, and rendering is deterministic.
  */
 
-const NONE_OMITTED: Recall["omitted"] = {
-  claims: 0,
-  pending: 0,
-  unresolvedConflicts: 0,
-  summary: false,
-  cold: 0,
-};
-
 function recallOf(parts: Partial<Recall>): Recall {
   return {
-    mode: "summary",
-    reason: "summary s covers through 1",
-    highWater: 1,
-    inputEpoch: 0,
-    artifactId: "summary:s:1:a",
-    scope: null,
-    claims: [],
-    pending: [],
-    unresolvedConflicts: [],
-    summary: null,
-    tail: [],
-    events: [],
-    cold: [],
-    earlierReadings: [],
-    omitted: NONE_OMITTED,
-    nextCursor: null,
-    servedTokens: 0,
-    coldInputs: null,
+    ...itemlessRecall({
+      mode: "summary",
+      reason: "summary s covers through 1",
+      highWater: 1,
+      inputEpoch: 0,
+      artifactId: "summary:s:1:a",
+      scope: null,
+      coldInputs: null,
+    }),
     ...parts,
   };
 }
