@@ -162,6 +162,7 @@ const CUE_NAMES: Record<CueClass, string> = {
   weakModality: "weak modal words",
   universal: "universal quantifiers",
   existential: "existential quantifiers",
+  condition: "conditions and exceptions",
 };
 
 function cueWords(cues: CueCounts): string {

@@ -135,10 +135,10 @@ const ZH_MEASURE =
 
 const SCANNER = new RegExp(
   [
-    String.raw`(?<isoDateTime>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)(?![\d])`,
+    String.raw`(?<isoDateTime>\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?| ?UTC\b)?| \d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z| ?UTC\b)?)(?![\d:]|[-+]\d))`,
     String.raw`(?<isoDate>(?<![\d])\d{4}-\d{2}-\d{2})(?![\d])`,
-    String.raw`(?<slashDate>(?<![\d/.])\d{4}[/.]\d{1,2}[/.]\d{1,2})(?![\d/.])`,
-    String.raw`(?<numericDate>(?<![\d/.])\d{1,2}[/.]\d{1,2}[/.]\d{4})(?![\d/.])`,
+    String.raw`(?<slashDate>(?<![\d/.])\d{4}[/.]\d{1,2}[/.]\d{1,2})(?![\d/]|\.\d)`,
+    String.raw`(?<numericDate>(?<![\d/.])\d{1,2}[/.]\d{1,2}[/.]\d{4})(?![\d/]|\.\d)`,
     String.raw`(?<ofDate>\bthe\s+\d{1,2}${ORDINAL}\s+of\s+(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
     String.raw`(?<zhDate>\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*[日号])`,
     String.raw`(?<monthFirst>\b(?:${MONTHS})\.?\s+\d{1,2}${ORDINAL},?\s+\d{4})(?![\d])`,
@@ -149,7 +149,7 @@ const SCANNER = new RegExp(
     String.raw`(?<monthYear>\b(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
     String.raw`(?<zhMonthYear>\d{4}\s*年\s*\d{1,2}\s*月)(?!\s*\d)`,
     String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
-    String.raw`(?<number>(?<![A-Za-z0-9_.,+\-\u2212])(?<currency>[$€£]\s?)?(?<sign>[-+\u2212](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
+    String.raw`(?<number>(?<![A-Za-z0-9_.,+\-\u2212])(?<currency>[$€£¥]\s?)?(?<sign>[-+\u2212](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
     String.raw`(?<words>(?<![A-Za-z])(?:${NUMBER_WORD})(?:(?:\s+|-)(?:and\s+)?(?:${NUMBER_WORD}))*(?![A-Za-z]))`,
     String.raw`(?<ordinalWord>(?<![A-Za-z])(?:third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?![A-Za-z]))`,
     String.raw`(?<zhNumber>第?[〇零一二两三四五六七八九十百千万亿]+)`,
@@ -183,7 +183,10 @@ function proseUnit(word: string): string | undefined {
 const ATTACHED_UNIT = /^(\d+(?:\.\d+)?)([A-Za-z%]+(?:\/[A-Za-z]+)?)$/;
 const SUFFIX_ASCII_UNIT = /^( ?)([A-Za-z%]+(?:\/[A-Za-z]+)?)(?![A-Za-z0-9])/;
 const SUFFIX_CJK_UNIT = /^ ?([\u3400-\u9fff％]{1,3})/u;
-const CURRENCY_SYMBOLS: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP" };
+/** `¥` written after a number (`500 ¥`): the number's currency. */
+const YEN_AFTER = /^ ?¥/u;
+/** `¥` is both yen and yuan: it stays its own currency, equal only to `¥` (CONTRACT §4b). */
+const CURRENCY_SYMBOLS: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP", "¥": "¥" };
 
 /** The length of a currency code or symbol right before a number (`"EUR "`, `€`), 0 if none. */
 export function currencyBeforeLength(before: string): number {
@@ -194,6 +197,8 @@ export function currencyBeforeLength(before: string): number {
 
 /** The length of the unit or currency word right after a number (`" USD"`, `美元`, `km`), 0 if none. */
 export function unitWordLength(rest: string): number {
+  const yen = YEN_AFTER.exec(rest);
+  if (yen) return yen[0].length;
   const ascii = SUFFIX_ASCII_UNIT.exec(rest);
   if (ascii?.[2] && proseUnit(ascii[2]) !== undefined) return ascii[0].length;
   const cjk = SUFFIX_CJK_UNIT.exec(rest);
@@ -220,6 +225,7 @@ function numberMention(digits: string, unit: string | undefined, raw: string): M
 /** The unit written right after a number, if the words there are a unit we know. */
 function unitAfter(text: string, position: number): string | undefined {
   const rest = text.slice(position, position + 24);
+  if (YEN_AFTER.test(rest)) return "¥";
   const ascii = SUFFIX_ASCII_UNIT.exec(rest);
   if (ascii) {
     return proseUnit(ascii[2] ?? "");
@@ -257,6 +263,20 @@ function monthDayMention(month: number, day: number, raw: string): Mention | nul
 /** The month-day key a full-date key also stands for, or null for instants and month-days. */
 export function monthDayOf(key: string): string | null {
   return key.startsWith("day:") ? `monthday:${key.slice(9)}` : null;
+}
+
+/**
+ * What a written date-time also holds (`2026-12-03 10:00` holds the day 2026-12-03 and the numbers
+ * 10 and 0 as written): prose restating it as "Dec 3 at 10:00" is supported by it. Null for
+ * anything but an ISO date-time.
+ */
+export function dateTimeParts(raw: string): { day: string; numbers: string[] } | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})/u.exec(raw);
+  if (!match) return null;
+  const day = calendarDay(Number(match[1]), Number(match[2]), Number(match[3]));
+  return day === null
+    ? null
+    : { day: `day:${day}`, numbers: [String(Number(match[4])), String(Number(match[5]))] };
 }
 
 /** The month a day falls in (`day:2026-12-03` → `month:2026-12`): a held day holds its month. */
@@ -351,7 +371,8 @@ function mentionsOf(
     const codeUnit = code !== undefined && resolveUnit(code)?.kind === "opaque" ? code : undefined;
     const unit =
       currency !== undefined ? CURRENCY_SYMBOLS[currency.trim()] : (codeUnit ?? unitAfter(text, after));
-    return [numberMention(scaled(digits, magnitude), unit, number)];
+    // The raw text holds the magnitude, so what follows it (元 in 1.25万元) is read as its unit.
+    return [numberMention(scaled(digits, magnitude), unit, `${number}${magnitude ?? ""}`)];
   }
   if (token !== undefined && /\d/.test(token) && !/[A-Za-z]/.test(token)) {
     // Digits the number alternative refused: a range "3-5" (both numbers), a list, a version.
@@ -395,7 +416,8 @@ function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   const { isoDateTime, isoDate, slashDate, zhDate, monthFirst, dayFirst, uuid, token } = groups;
   if (isoDateTime !== undefined || isoDate !== undefined) {
     const raw = (isoDateTime ?? isoDate) as string;
-    const key = canonicalDate(raw);
+    // A space for `T` and a trailing UTC read as ISO 8601 writes them (CONTRACT §4b).
+    const key = canonicalDate(raw.replace(" ", "T").replace(/ ?UTC$/u, "Z"));
     return { kind: "date", key: key ?? `${IMPOSSIBLE_DATE}${raw}`, raw };
   }
   if (slashDate !== undefined) {
@@ -452,6 +474,7 @@ export const CUE_CLASSES = [
   "weakModality",
   "universal",
   "existential",
+  "condition",
 ] as const;
 export type CueClass = (typeof CUE_CLASSES)[number];
 export type CueCounts = Record<CueClass, number>;
@@ -465,6 +488,7 @@ export const CUE_CLASS_NAMES: Record<CueClass, string> = {
   weakModality: "weak modality",
   universal: "universal",
   existential: "existential",
+  condition: "condition",
 };
 
 /** Every cue phrase and its class; `null` marks phrases that hold a cue character but are no cue. */
@@ -553,6 +577,36 @@ export const CUE_PHRASES: ReadonlyArray<readonly [string, CueClass | null]> = [
   ...(["some", "several", "a few", "一些", "部分", "有些"] as const).map(
     (phrase) => [phrase, "existential"] as const,
   ),
+  ...(
+    [
+      "if",
+      "only if",
+      "even if",
+      "if and only if",
+      "unless",
+      "except",
+      "except for",
+      "except when",
+      "except if",
+      "provided that",
+      "providing that",
+      "as long as",
+      "so long as",
+      "on condition that",
+      "otherwise",
+      "除非",
+      "除了",
+      "只有",
+      "只要",
+      "否则",
+      "不然",
+      "要不然",
+      "仅当",
+      "如果",
+      "假如",
+      "的话",
+    ] as const
+  ).map((phrase) => [phrase, "condition"] as const),
 ];
 
 /**
@@ -589,6 +643,7 @@ export function noCues(): CueCounts {
     weakModality: 0,
     universal: 0,
     existential: 0,
+    condition: 0,
   };
 }
 

@@ -411,8 +411,22 @@ describe("dates as people write them", () => {
       "2026/12/03",
     ])
       expect(keys(text), text).toEqual(day);
-    expect(keys("2026-12-03 10:00")[0]).toEqual(day[0]);
     expect(keys("13/03/2026")).toEqual(keys("2026-03-13"));
+  });
+
+  it("reads a date-time with a space for T, Z or UTC as the instant, and dates before a full stop", () => {
+    const instant = keys("2026-12-03T10:00:00Z");
+    for (const text of [
+      "2026-12-03 10:00",
+      "2026-12-03 10:00Z",
+      "2026-12-03 10:00:00 UTC",
+      "at 2026-12-03T10:00Z.",
+    ])
+      expect(keys(text), text).toEqual(instant);
+    expect(keys("Due 2026.12.3.")).toEqual(keys("2026-12-03"));
+    expect(keys("Signed 13/03/2026.")).toEqual(keys("2026-03-13"));
+    // A time range after a spaced date-time is no offset: 10:00-12:00 is two times.
+    expect(keys("2026-12-03 10:00-12:00 Lisbon")[0]).toEqual(keys("2026-12-03")[0]);
   });
 
   it("reads day/month numbers that could be swapped as numbers, not a date", () => {

@@ -1,7 +1,7 @@
 import { positionKey } from "../conflicts.ts";
 import { canonicalDate } from "../dates.ts";
 import type { Mention } from "../mentions.ts";
-import { extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "../mentions.ts";
+import { dateTimeParts, extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "../mentions.ts";
 import type { MustPreserveItem } from "../must-preserve.ts";
 import { eventMentions, mustPreserveSet } from "../must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "../quantity.ts";
@@ -185,6 +185,11 @@ function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
     } else if (mention.kind === "date") {
       // No input holds a day that does not exist, even one that wrote it.
       if (!mention.key.startsWith(IMPOSSIBLE_DATE)) holdDate(held, mention.key);
+      const parts = dateTimeParts(mention.raw);
+      if (parts !== null) {
+        holdDate(held, parts.day);
+        for (const number of parts.numbers) held.numbers.add(number);
+      }
     } else held.ids.add(mention.key);
   }
 }
@@ -205,7 +210,7 @@ function holdValue(held: HeldTokens, value: ValueData): void {
     held.unitNumbers.add(quantityKey(quantity));
   } else if ("date" in value) {
     const key = canonicalDate(value.date);
-    if (key !== null) holdDate(held, key);
+    if (key !== null) holdMentions(held, [{ kind: "date", key, raw: value.date }]);
   } else if ("text" in value) holdMentions(held, extractMentions(value.text).mentions);
   else if ("entity" in value) {
     held.ids.add(value.entity);
