@@ -34,9 +34,14 @@ export async function gateCommand(args: GateArgs, io: Io): Promise<number> {
   const events = parseEventLines(await readUserText(args.events, "events file"), args.events, {
     assignSequence: true,
   });
-  const { textSupport, summarySupport, ...policy } = args.policy
+  const { textSupport, summarySupport, restatementSupport, ...policy } = args.policy
     ? parsePolicy(await readUserText(args.policy, "policy file"), args.policy)
-    : { ...DEFAULT_TRUST_POLICY, textSupport: undefined, summarySupport: undefined };
+    : {
+        ...DEFAULT_TRUST_POLICY,
+        textSupport: undefined,
+        summarySupport: undefined,
+        restatementSupport: undefined,
+      };
   const candidateText = await readUserText(args.candidate, "candidate file");
   let report: GateReport;
   try {
@@ -44,6 +49,7 @@ export async function gateCommand(args: GateArgs, io: Io): Promise<number> {
       ...(budget === undefined ? {} : { budget }),
       ...(textSupport === undefined ? {} : { textSupport }),
       ...(summarySupport === undefined ? {} : { summarySupport }),
+      ...(restatementSupport === undefined ? {} : { restatementSupport }),
     });
   } catch (error) {
     if (error instanceof EventLogError)

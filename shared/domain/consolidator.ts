@@ -84,6 +84,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
   const byTuple = new Map<string, ClaimDraft>();
   const drafts: ClaimDraft[] = [];
   for (const event of context.selection.validInputs) {
+    const eventDrafts: ClaimDraft[] = [];
     for (const assertion of event.assertions ?? []) {
       const valueKey = canonicalValue(assertion.value);
       // An earlier reading (selector v3) is restated as one, with the date it was read: never as
@@ -97,6 +98,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
       const required = earlier ? isWholeEvent(event) : isMustPreserveAssertion(event, assertion);
       const existing = byTuple.get(tuple);
       if (existing) {
+        eventDrafts.push(existing);
         existing.claim.derivedFrom.push(event.eventId);
         existing.required ||= required;
         existing.value = Math.max(existing.value, eventValue(event, required));
@@ -124,7 +126,9 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
       };
       byTuple.set(tuple, draft);
       drafts.push(draft);
+      eventDrafts.push(draft);
     }
+    keepWholeEventText(event, eventDrafts);
     if (isTextOnly(event) && !isOpenTask(event) && event.kind !== "note" && event.kind !== "task") {
       const { mentions, cues } = eventMentions(event);
       drafts.push({
@@ -144,6 +148,17 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
     }
   }
   return drafts;
+}
+
+/**
+ * A constraint, permission, decision or open task with assertions keeps what its text says beyond
+ * them (CONTRACT §4b "Whole-event text"): its text rides, verbatim, on the first of its claims that
+ * has none.
+ */
+function keepWholeEventText(event: SequencedEvent, eventDrafts: readonly ClaimDraft[]): void {
+  if (!(isWholeEvent(event) || isOpenTask(event)) || !event.text) return;
+  const bare = eventDrafts.find((draft) => draft.claim.text === undefined);
+  if (bare) bare.claim.text = event.text;
 }
 
 function structuredClaim(

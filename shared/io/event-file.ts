@@ -54,8 +54,13 @@ const Share = (field: string) =>
 const PolicyFile = TrustPolicySchema.extend({
   textSupport: Share("textSupport"),
   summarySupport: Share("summarySupport"),
+  restatementSupport: Share("restatementSupport"),
 });
-export type PolicyFile = TrustPolicy & { textSupport?: number; summarySupport?: number };
+export type PolicyFile = TrustPolicy & {
+  textSupport?: number;
+  summarySupport?: number;
+  restatementSupport?: number;
+};
 
 /** Parses a policy file's text. */
 export function parsePolicy(text: string, name: string): PolicyFile {
@@ -69,10 +74,11 @@ export function parsePolicy(text: string, name: string): PolicyFile {
   }
   const parsed = PolicyFile.safeParse(json);
   if (!parsed.success) throw new InputError(`${name}: ${describeIssues(parsed.error)}`);
-  const { textSupport, summarySupport, ...policy } = parsed.data;
+  const { textSupport, summarySupport, restatementSupport, ...policy } = parsed.data;
   return {
     ...policy,
     ...(textSupport === undefined ? {} : { textSupport }),
     ...(summarySupport === undefined ? {} : { summarySupport }),
+    ...(restatementSupport === undefined ? {} : { restatementSupport }),
   };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { consolidate } from "#domain/consolidator.ts";
 import { extractMentions } from "#domain/mentions.ts";
 import { contentWords } from "#domain/text-support.ts";
-import { candidate, codes, gate, log, settled } from "../support/builders.ts";
+import { candidate, codes, contextOf, gate, log, settled } from "../support/builders.ts";
 
 /**
  * The rules the gate gained as consolidation learned to compress (CONTRACT §4b): the condition
@@ -93,5 +94,145 @@ describe("readings the gate now makes (dates, currencies, Chinese amounts)", () 
     expect(
       gate(events, candidate({ claims: [claim], summary: "Cutover on Dec 3 at 14:30." })).reasons,
     ).toEqual([]);
+  });
+});
+
+describe("whole events with assertions keep what their text says beyond them", () => {
+  const vacuum = log({
+    eventId: "ana-35",
+    kind: "constraint",
+    text: "Never run VACUUM FULL on ledger_entries during business hours (08:00-20:00 Lisbon). It takes an exclusive lock and the table is ~310 GB.",
+    assertions: [
+      {
+        key: "db.ledger_entries.vacuum_full_business_hours",
+        value: { bool: true },
+        polarity: "negated",
+        scope: "db:payments-db",
+      },
+      {
+        key: "db.ledger_entries.size",
+        value: { quantity: "310", unit: "GB" },
+        polarity: "affirmed",
+        scope: "db:payments-db",
+      },
+    ],
+  });
+  const rule = (text?: string) =>
+    settled("db.ledger_entries.vacuum_full_business_hours", { bool: true }, ["ana-35"], {
+      polarity: "negated",
+      scope: "db:payments-db",
+      ...(text === undefined ? {} : { text }),
+    });
+  const size = settled("db.ledger_entries.size", { quantity: "310", unit: "GB" }, ["ana-35"], {
+    scope: "db:payments-db",
+  });
+
+  it("refuses a restatement that drops the window of a rule (missing, naming it)", () => {
+    const report = gate(vacuum, candidate({ claims: [rule(), size] }));
+    expect(codes(report)).toEqual(["missing"]);
+    expect(report.reasons[0]?.eventId).toBe("ana-35");
+    expect(report.reasons[0]?.detail).toMatch(/"08".*"20"/);
+  });
+
+  it("passes the window kept in the claim's text, and the deterministic consolidator's answer", () => {
+    const kept = rule("Never run VACUUM FULL on ledger_entries during business hours (08:00-20:00 Lisbon).");
+    expect(gate(vacuum, candidate({ claims: [kept, size] })).reasons).toEqual([]);
+    expect(gate(vacuum, consolidate(contextOf(vacuum))).reasons).toEqual([]);
+  });
+
+  it("asks nothing of a rationale sentence or a change's old value; the assertions' values are the claims'", () => {
+    const events = log(
+      {
+        eventId: "ana-17",
+        kind: "decision",
+        text: "Lowering the payments-api p99 page to 650 ms, still 5 min sustained. 800 ms would have paged far too late on the 16th.",
+        assertions: [
+          {
+            key: "alert.p99_latency.page_threshold",
+            value: { quantity: "650", unit: "ms" },
+            polarity: "affirmed",
+          },
+        ],
+      },
+      {
+        eventId: "ana-23",
+        kind: "decision",
+        text: "Agreed with Marta: daily snapshot retention goes from 35 to 30 days. Should free roughly 600 GB.",
+        assertions: [
+          { key: "backup.retention.daily", value: { quantity: "30", unit: "day" }, polarity: "affirmed" },
+        ],
+      },
+    );
+    const report = gate(
+      events,
+      candidate({
+        claims: [
+          settled("alert.p99_latency.page_threshold", { quantity: "0.65", unit: "s" }, ["ana-17"]),
+          settled("backup.retention.daily", { quantity: "30", unit: "day" }, ["ana-23"]),
+        ],
+      }),
+    );
+    // "5 min" stands in the stating sentence and no claim holds it.
+    expect(report.reasons.map((r) => r.detail)).toEqual([
+      expect.stringMatching(/ana-17's number "5".*kept by nothing/),
+    ]);
+  });
+
+  it("keeps an id by a part of a claim's key (SEV2 by oncall.ack_sla.sev2)", () => {
+    const events = log({
+      eventId: "ana-2",
+      kind: "constraint",
+      text: "SEV2 pages must be acked within 15 minutes.",
+      assertions: [
+        { key: "oncall.ack_sla.sev2", value: { quantity: "15", unit: "minute" }, polarity: "affirmed" },
+      ],
+    });
+    const claim = settled("oncall.ack_sla.sev2", { quantity: "15", unit: "minute" }, ["ana-2"]);
+    expect(gate(events, candidate({ claims: [claim] })).reasons).toEqual([]);
+  });
+
+  it("refuses a text restating a rule without its exception; a key alone may carry a condition", () => {
+    const events = log({
+      eventId: "sb-21",
+      kind: "constraint",
+      text: "Return shipping: USD 12 is deducted from the refund unless the item is defective.",
+      assertions: [
+        { key: "returns.shipping_deduction", value: { quantity: "12", unit: "USD" }, polarity: "affirmed" },
+      ],
+    });
+    const claim = (text?: string) =>
+      settled("returns.shipping_deduction", { quantity: "12", unit: "USD" }, ["sb-21"], text ? { text } : {});
+    const bent = gate(events, candidate({ claims: [claim("USD 12 is deducted from the refund.")] }));
+    expect(codes(bent)).toEqual(["value-changed"]);
+    expect(bent.reasons[0]?.detail).toMatch(/condition/);
+    expect(gate(events, candidate({ claims: [claim()] })).reasons).toEqual([]);
+  });
+
+  it("warns of a restatement keeping few of its content words; the policy may refuse it", () => {
+    const events = log({
+      eventId: "ana-50",
+      kind: "constraint",
+      text: "Post-freeze rule from Marta: the first prod deploy after the freeze is a no-op canary, and no more than 3 services deploy on Dec 2.",
+      assertions: [
+        {
+          key: "deploy.max_services",
+          value: { quantity: "3", unit: "service" },
+          polarity: "affirmed",
+          scope: "env:prod:2026-12-02",
+        },
+      ],
+    });
+    const answer = candidate({
+      claims: [
+        settled("deploy.max_services", { quantity: "3", unit: "service" }, ["ana-50"], {
+          scope: "env:prod:2026-12-02",
+        }),
+      ],
+    });
+    const warned = gate(events, answer);
+    expect(warned.verdict).toBe("pass");
+    expect(warned.warnings?.map((w) => w.code)).toEqual(["thin-restatement"]);
+    expect(warned.warnings?.[0]?.detail).toMatch(/canari/);
+    expect(codes(gate(events, answer, { restatementSupport: 0.6 }))).toEqual(["missing"]);
   });
 });

@@ -94,7 +94,8 @@ describe("close numbers", () => {
       text,
       candidate({ claims: [settled("memory:m-1", { text: "The contract is worth 12,600 USD." }, ["m-1"])] }),
     );
-    expect(codes(report)).toEqual(["summary-foreign-token", "value-changed"]);
+    // Every applicable reason: the claim changed the source's number and holds one it does not.
+    expect(codes(report)).toEqual(["summary-foreign-token", "unsupported-claim", "value-changed"]);
   });
 });
 
@@ -673,7 +674,7 @@ describe("text-only events", () => {
         ],
       }),
     );
-    expect(codes(changed)).toEqual(["summary-foreign-token", "value-changed"]);
+    expect(codes(changed)).toEqual(["summary-foreign-token", "unsupported-claim", "value-changed"]);
   });
 
   it("lets notes and done tasks stay cold", () => {

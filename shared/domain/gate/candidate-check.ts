@@ -13,6 +13,7 @@ import { checkPending } from "./pending-check.ts";
 import { type GateReason, type GateReasonCode, type GateWarning, reason } from "./report.ts";
 import { checkRestatementParts, type Restatement } from "./restatement-check.ts";
 import { checkTextSupport, type UndecidedText } from "./text-support-check.ts";
+import { checkWholeEventTexts } from "./whole-event-check.ts";
 
 /** What a check is asked for beyond the contract's defaults. */
 export interface GateOptions {
@@ -22,6 +23,11 @@ export interface GateOptions {
   textSupport?: number;
   /** A summary sentence below this support is summary-unsupported (default 0: warnings only). */
   summarySupport?: number;
+  /**
+   * Share of a whole event's content words what derives from it must keep (default 0: below 0.5
+   * a `thin-restatement` warning only; above 0, below it is `missing`).
+   */
+  restatementSupport?: number;
 }
 
 /**
@@ -43,8 +49,6 @@ export class CandidateCheck {
   readonly restatements: Restatement[] = [];
   /** A claim's `text` restating its sources beside its `{text}` value, by the value's restatement. */
   readonly alternates = new Map<Restatement, Restatement>();
-  /** Mentions a restating text was already refused for (a changed value): not reported twice. */
-  readonly replacedMentions = new Set<string>();
   readonly warnings: GateWarning[] = [];
   readonly undecided: UndecidedText[] = [];
   /** Each candidate text is read once, whichever checks look at it. */
@@ -69,6 +73,7 @@ export class CandidateCheck {
     checkColdRefs(this);
     checkRestatementParts(this);
     checkMustPreserve(this);
+    checkWholeEventTexts(this);
     checkConflictList(this);
     checkForeignTokens(this);
     checkTextSupport(this);

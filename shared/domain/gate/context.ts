@@ -177,7 +177,7 @@ export function holdsMention(held: HeldTokens, mention: Mention): boolean {
   return held.ids.has(mention.key);
 }
 
-function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
+export function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
   for (const mention of mentions) {
     if (mention.kind === "number") {
       held.numbers.add(mention.number);
@@ -203,7 +203,7 @@ function holdDate(held: HeldTokens, key: string): void {
   if (month !== null) held.dates.add(month);
 }
 
-function holdValue(held: HeldTokens, value: ValueData): void {
+export function holdValue(held: HeldTokens, value: ValueData): void {
   if ("quantity" in value) {
     const quantity = canonicalQuantity(parseDecimal(value.quantity), value.unit);
     held.numbers.add(quantity.number);

@@ -53,7 +53,10 @@ export type GateStats = z.infer<typeof GateStats>;
  * What the gate points a reader at without refusing: `low-support` summary sentences (CONTRACT
  * §4b), and `judge-unclear` texts a model judge could not decide.
  */
-export const GateWarning = z.object({ code: z.enum(["low-support", "judge-unclear"]), detail: z.string() });
+export const GateWarning = z.object({
+  code: z.enum(["low-support", "judge-unclear", "thin-restatement", "summary-cue-dropped"]),
+  detail: z.string(),
+});
 export type GateWarning = z.infer<typeof GateWarning>;
 
 export const GateReport = z.object({

@@ -123,7 +123,6 @@ function checkPart(
         .filter((text) => text.sources.includes(source))
         .flatMap((text) => text.written.mentions.map((other) => ({ text, other })))
         .find(({ other }) => other.kind === mention.kind && !requiredKeys.has(mentionKey(other)));
-      if (changed) check.replacedMentions.add(`${changed.text.where}|${mentionKey(changed.other)}`);
       if (changed)
         check.add(
           "value-changed",

@@ -1,4 +1,3 @@
-import { mentionKey } from "../mentions.ts";
 import type { SequencedEvent } from "../schemas.ts";
 import { eventWords, sentencesOf, supportOf } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
@@ -78,8 +77,7 @@ export function checkTextSupport(check: CandidateCheck): void {
     if (sources.length === 0) continue; // its citations are refused already
     const foreign = check
       .mentionsIn(text)
-      .mentions.filter((mention) => !check.replacedMentions.has(`${where}|${mentionKey(mention)}`))
-      .filter((mention) => !sources.some((source) => holdsMention(eventHeldTokens(source), mention)))
+      .mentions.filter((mention) => !sources.some((source) => holdsMention(eventHeldTokens(source), mention)))
       .map((mention) => `${mention.kind} "${mention.raw}"`);
     for (const token of identifierTokens(text))
       if (!sources.some((source) => eventHeldTokens(source).ids.has(token) || writtenIn(source, token)))
