@@ -229,7 +229,11 @@ async function judgeAttempt(
   calls: ModelCallRecord[],
   budget: number | undefined,
 ): Promise<Assessment> {
-  const judged = assessCandidateText(context, generation.answer, budget === undefined ? {} : { budget });
+  // With a judge, every summary sentence is put to it (in the same call as the undecided claims).
+  const judged = assessCandidateText(context, generation.answer, {
+    ...(budget === undefined ? {} : { budget }),
+    ...(deps.judge ? { judgeSummary: true } : {}),
+  });
   const { judge } = deps;
   if (!judge || judged.report.verdict !== "pass" || judged.undecided.length === 0) return judged;
   const verdicts = await withDeadline(deps, (signal) => judgeUndecided(context, judged, judge, signal));

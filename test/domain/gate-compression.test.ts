@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
+import { assessCandidate } from "#domain/gate/index.ts";
 import { extractMentions } from "#domain/mentions.ts";
 import { contentWords } from "#domain/text-support.ts";
 import { candidate, codes, contextOf, gate, log, settled } from "../support/builders.ts";
@@ -234,5 +235,77 @@ describe("whole events with assertions keep what their text says beyond them", (
     expect(warned.warnings?.map((w) => w.code)).toEqual(["thin-restatement"]);
     expect(warned.warnings?.[0]?.detail).toMatch(/canari/);
     expect(codes(gate(events, answer, { restatementSupport: 0.6 }))).toEqual(["missing"]);
+  });
+});
+
+describe("summary prose keeps the cues of the sources it draws on (warnings for the judge)", () => {
+  const events = log(
+    {
+      eventId: "r-1",
+      kind: "constraint",
+      text: "Never deploy on Fridays.",
+      assertions: [{ key: "deploy.fridays", value: { bool: true }, polarity: "negated", scope: "env:prod" }],
+    },
+    {
+      eventId: "r-2",
+      kind: "constraint",
+      text: "不要在周五部署生产环境。",
+      assertions: [{ key: "deploy.friday_prod", value: { bool: true }, polarity: "negated" }],
+    },
+    {
+      eventId: "r-3",
+      kind: "constraint",
+      text: "Return shipping: USD 12 is deducted from the refund unless the item is defective.",
+    },
+  );
+  const claims = [
+    settled("deploy.fridays", { bool: true }, ["r-1"], {
+      polarity: "negated",
+      scope: "env:prod",
+      text: "Never deploy on Fridays.",
+    }),
+    settled("deploy.friday_prod", { bool: true }, ["r-2"], {
+      polarity: "negated",
+      text: "不要在周五部署生产环境。",
+    }),
+    settled("memory:r-3", { text: "USD 12 is deducted from the refund unless the item is defective." }, [
+      "r-3",
+    ]),
+  ];
+  const summaryOf = (summary: string) => gate(events, candidate({ claims, summary }));
+
+  it("flags the two real inversions: deploying on Fridays, 部署生产环境 on 周五 (the verdict unchanged)", () => {
+    const report = summaryOf(
+      "Rules: deploying on Fridays; 部署生产环境 on 周五; return shipping deducted from the refund.",
+    );
+    expect(report.verdict).toBe("pass");
+    expect(report.warnings?.filter((w) => w.code === "summary-cue-dropped").map((w) => w.detail)).toEqual([
+      expect.stringMatching(/deploying on Fridays.*r-1.*negation/),
+      expect.stringMatching(/部署生产环境 on 周五.*r-2.*negation/),
+      expect.stringMatching(/return shipping.*r-3.*condition/),
+    ]);
+  });
+
+  it("passes prose that keeps the cues without a warning", () => {
+    const report = summaryOf(
+      "Never deploy on Fridays; 不要在周五部署生产环境; return shipping is deducted from the refund unless the item is defective.",
+    );
+    expect(report.warnings ?? []).toEqual([]);
+  });
+
+  it("sends the flagged sentence to the judge; with judgeSummary every sentence goes", () => {
+    const context = contextOf(events);
+    const flagged = assessCandidate(
+      context,
+      candidate({ claims, summary: "We are deploying on Fridays. Refunds are handled." }),
+    );
+    expect(flagged.undecided.map((t) => t.text)).toEqual(["We are deploying on Fridays."]);
+    expect(flagged.undecided[0]?.derivedFrom).toEqual(["r-1"]);
+    const all = assessCandidate(
+      context,
+      candidate({ claims, summary: "Never deploy on Fridays. Refunds are handled." }),
+      { judgeSummary: true },
+    );
+    expect(all.undecided.map((t) => t.text)).toEqual(["Never deploy on Fridays.", "Refunds are handled."]);
   });
 });

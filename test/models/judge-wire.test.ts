@@ -35,18 +35,24 @@ describe("the model judge", () => {
   let server: ModelServer;
   let honest: ConsolidationOutput;
   let judgeSays: "supported" | "unsupported" | "unclear" = "unsupported";
+  /** The text the double weighs (others are supported); null: it says judgeSays of everything. */
+  let weighs: string | null = "in production";
   beforeAll(async () => {
     server = await startModelServer("openai", (request) => {
       if (!isJudge(request)) {
         const repairing = request.prompt.includes("previous answer was refused");
         return { answer: repairing ? honest : embellished(honest) };
       }
-      const ids = [...request.prompt.matchAll(/^### (\S+)$/gm)].map((m) => m[1]);
+      // Every summary sentence is judged too: the double weighs only the embellished text.
+      const blocks = [...request.prompt.matchAll(/^### (\S+)\n(.*)$/gm)].map((m) => ({
+        id: m[1],
+        embellished: weighs === null || (m[2] ?? "").includes(weighs),
+      }));
       return {
         answer: {
-          verdicts: ids.map((id) => ({
+          verdicts: blocks.map(({ id, embellished }) => ({
             id,
-            verdict: judgeSays,
+            verdict: embellished ? judgeSays : "supported",
             reason:
               judgeSays === "unsupported"
                 ? "the event says nothing about production"
@@ -132,12 +138,14 @@ describe("the model judge", () => {
     });
     const dataset = new Map([["alex", SUBJECT_EVENTS.map((e) => MemoryEvent.parse(e))]]);
     judgeSays = "unsupported";
+    weighs = null;
     const judged = await evaluate(modelDeps("deterministic-v1", {}, { judge }).deps, dataset, null);
     expect(judged.judgeFalseNewFactRate).toBe(1);
     expect(judged.falseNewFactRate).toBeGreaterThan(0);
     const plain = await evaluate(modelDeps("deterministic-v1").deps, dataset, null);
     expect(plain.judgeFalseNewFactRate).toBeNull();
     expect(plain.falseNewFactRate).toBe(0);
+    weighs = "in production";
   });
 
   it("an unclear verdict refuses nothing and is shown as a judge-unclear warning", async () => {

@@ -12,6 +12,7 @@ import { checkColdRefs, checkMustPreserve } from "./must-preserve-check.ts";
 import { checkPending } from "./pending-check.ts";
 import { type GateReason, type GateReasonCode, type GateWarning, reason } from "./report.ts";
 import { checkRestatementParts, type Restatement } from "./restatement-check.ts";
+import { checkSummaryProse } from "./summary-cue-check.ts";
 import { checkTextSupport, type UndecidedText } from "./text-support-check.ts";
 import { checkWholeEventTexts } from "./whole-event-check.ts";
 
@@ -28,6 +29,8 @@ export interface GateOptions {
    * a `thin-restatement` warning only; above 0, below it is `missing`).
    */
   restatementSupport?: number;
+  /** A judge weighs the prose: every summary sentence becomes an undecided text (CONTRACT §4b). */
+  judgeSummary?: boolean;
 }
 
 /**
@@ -77,6 +80,7 @@ export class CandidateCheck {
     checkConflictList(this);
     checkForeignTokens(this);
     checkTextSupport(this);
+    checkSummaryProse(this);
     return this.reasons;
   }
 
