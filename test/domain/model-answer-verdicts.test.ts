@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { decodeModelAnswer } from "#app/model-output.ts";
+import { assessCandidateText, buildGateContext } from "#domain/gate/index.ts";
+import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { checkEventLog, selectInputs } from "#domain/selector.ts";
+import { parseEventLines } from "#io/event-file.ts";
+
+/**
+ * Every real answer in test/fixtures/model-answers replayed through the gate, each verdict
+ * asserted: the eight logs, each answered by a real model to consolidate-v1 (`answer.json`), to
+ * today's rendered consolidate-v2 (`answer-v2-prompt.json`) and to a compressing variant
+ * (`answer-compressing-prompt.json`). A new gate rule lands only if this table still holds: no
+ * honest answer refused; review-findings.md says which answers changed meaning.
+ */
+const DIR = join(import.meta.dirname, "../fixtures/model-answers");
+const ANSWERS = ["answer.json", "answer-v2-prompt.json", "answer-compressing-prompt.json"] as const;
+
+/** Refusals, as `code eventId`; every answer not listed passes. */
+const REFUSED: Record<string, string[]> = {
+  // consolidate-v1's conflict wording (compatible pairs listed as conflicts), which selector v2 refuses.
+  "family-assistant/answer.json": [
+    "conflict-invented -",
+    "conflict-invented -",
+    "conflict-invented -",
+    "conflict-invented -",
+    "conflict-invented fam-2",
+  ],
+  // Facts full of numbers left cold.
+  "research-lab/answer.json": ["missing rl-24"],
+  "travel-lin/answer.json": ["missing lin-8"],
+  // The review's finding: "Never run VACUUM FULL ... during business hours (08:00-20:00 Lisbon)"
+  // restated without the window.
+  "devops-ana/answer-v2-prompt.json": ["missing ana-35"],
+};
+
+/** Warnings the review's findings call for: the gate points the judge at them. */
+const WARNED: Array<[string, string, RegExp]> = [
+  // "the summary does not mention the snack rule"; shared-facility labels lost.
+  ["health-coach-sam/answer-v2-prompt.json", "thin-restatement", /sam-33/],
+  // The no-op canary rule lost; only deploy.max_services kept.
+  ["devops-ana/answer-v2-prompt.json", "thin-restatement", /ana-50/],
+  // "return shipping deducted from the refund" leaves out "unless the item is defective".
+  ["support-bot/answer-v2-prompt.json", "summary-cue-dropped", /return shipping.*sb-21.*condition/],
+];
+
+const SUBJECTS = readdirSync(DIR, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+function assess(subject: string, answer: string) {
+  const events = checkEventLog(
+    parseEventLines(readFileSync(join(DIR, subject, "events.jsonl"), "utf8"), subject, {
+      assignSequence: true,
+    }),
+  );
+  const context = buildGateContext(selectInputs(events, events.length, DEFAULT_TRUST_POLICY), events.length);
+  return assessCandidateText(context, decodeModelAnswer(readFileSync(join(DIR, subject, answer), "utf8")));
+}
+
+describe("every real answer through the gate (the verdict table)", () => {
+  const cases = SUBJECTS.flatMap((subject) => ANSWERS.map((answer) => `${subject}/${answer}`));
+
+  it("holds all 24 answers", () => {
+    expect(cases).toHaveLength(24);
+  });
+
+  it.each(cases)("%s", (path) => {
+    const [subject = "", answer = ""] = path.split("/");
+    const { report } = assess(subject, answer);
+    const refused = REFUSED[path] ?? [];
+    expect(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`)).toEqual(refused);
+    expect(report.verdict).toBe(refused.length > 0 ? "reject" : "pass");
+  });
+
+  it.each(WARNED)("%s: a %s warning for the review's finding (%s)", (path, code, detail) => {
+    const [subject = "", answer = ""] = path.split("/");
+    const { report, undecided } = assess(subject, answer);
+    const warnings = (report.warnings ?? []).filter((w) => w.code === code).map((w) => w.detail);
+    expect(warnings).toContainEqual(expect.stringMatching(detail));
+    if (code === "summary-cue-dropped") expect(undecided.some((t) => t.kind === "summary")).toBe(true);
+  });
+});
