@@ -11,18 +11,19 @@ import { type HeldTokens, holdMentions, holdsMention, holdValue } from "./contex
  * Whole events with assertions (CONTRACT §4b "Whole-event text"): a constraint, permission,
  * decision or open task says more in its text than its assertions hold ("Never run VACUUM FULL on
  * ledger_entries during business hours (08:00-20:00 Lisbon)" asserts only the negated rule). What
- * derives from it (the claims naming it, its pending items) must keep every number, date and id
- * of its text and every condition cue; a restatement keeping few of its content words is a
- * `thin-restatement` warning, or `missing` when the policy sets `restatementSupport`.
+ * derives from it (the claims naming it, its pending items) must keep the numbers, dates and ids
+ * of the sentences stating its assertions, and, where texts restate it, its condition cues; a
+ * restatement keeping few of its content words is a `thin-restatement` warning, or `missing` when
+ * the policy sets `restatementSupport`.
  */
 
 /** Below this share of the source's content words a restatement is reported to the judge. */
 const THIN_RESTATEMENT_WARNING = 0.5;
 
 /**
- * Cue classes a structured claim cannot carry: a condition or exception lives only in words. The
- * other classes a key and value may hold (`deploy.max_services` = 3 is "no more than 3"), so
- * those are compared only where the candidate restates the event in words (see below).
+ * Cue classes compared here: a condition or exception lives in words (or at most in a key, so it
+ * is compared only where texts restate the event). The other classes a key and value hold
+ * (`deploy.max_services` = 3 is "no more than 3", `negated` a negation): not compared here.
  */
 const WORD_ONLY_CLASSES: readonly CueClass[] = ["condition"];
 
