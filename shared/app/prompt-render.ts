@@ -180,6 +180,7 @@ const CUE_WORDINGS: Record<CueClass, string> = {
   weakModality: "may words",
   universal: "every words",
   existential: "some words",
+  condition: "if / unless words",
 };
 
 /**

@@ -63,7 +63,7 @@ describe("the compressing prompts", () => {
     expect(prompt).not.toMatch(/\{\{\w+\}\}/);
     // 每人天 (per person-day) holds the every word 每, as the gate counts it.
     expect(prompt).toContain(
-      "- w-1: its restatement keeps 2,800; negations 1 (不要); at-least / more-than words 2 (超过); must words 1 (必须); every words 1 (每)\n",
+      "- w-1: its restatement keeps 2,800; negations 1 (不要); at-least / more-than words 2 (超过); must words 1 (必须); every words 1 (每); if / unless words 1 (的话)\n",
     );
     // 不 inside 不要 is part of that negation, not one of its own.
     expect(prompt).toContain("- w-2: its restatement keeps negations 1 (不要)\n");
