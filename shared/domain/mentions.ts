@@ -714,12 +714,17 @@ const MAY_HOLD_MENTION = new RegExp(
 /** Zero-width characters (and the soft hyphen) removed before extraction (CONTRACT §4b). */
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;
 
+/** The full-width colon: punctuation in CJK text ("OPS-88：10月30日前"), never part of an id or a time. */
+const FULLWIDTH_COLON = /\uFF1A/gu;
+
 /**
  * The text as the extractor reads it (CONTRACT §4b): NFKC (full-width １２５００ is 12500) without
- * zero-width characters. Ids stay case- and script-sensitive: NFKC folds neither case nor script.
+ * zero-width characters, the full-width colon read as a colon and a space (NFKC alone would join
+ * "OPS-88" and "10月" into one id). Ids stay case- and script-sensitive: NFKC folds neither case nor
+ * script.
  */
-function normalizeForExtraction(text: string): string {
-  return text.normalize("NFKC").replace(ZERO_WIDTH, "");
+export function normalizeForExtraction(text: string): string {
+  return text.replace(FULLWIDTH_COLON, ": ").normalize("NFKC").replace(ZERO_WIDTH, "");
 }
 
 export function extractMentions(raw: string): TextMentions {

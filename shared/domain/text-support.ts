@@ -2,7 +2,13 @@ import stopwords from "stopwords-iso";
 import lemmatizer from "wink-lemmatizer";
 import stem from "wink-porter2-stemmer";
 import type { Mention } from "./mentions.ts";
-import { CUE_PHRASES, currencyBeforeLength, extractMentions, unitWordLength } from "./mentions.ts";
+import {
+  CUE_PHRASES,
+  currencyBeforeLength,
+  extractMentions,
+  normalizeForExtraction,
+  unitWordLength,
+} from "./mentions.ts";
 import type { SequencedEvent } from "./schemas.ts";
 
 /**
@@ -111,9 +117,11 @@ const CHINESE_FRAMING = new RegExp(
   "gu",
 );
 const SENTENCES = new Intl.Segmenter("und", { granularity: "sentence" });
-const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF\u00AD]/gu;
-/** An identifier token (`repo:web:read`, `alex@proj-a`): see IDENTIFIER_TOKEN in the gate. */
-const IDENTIFIER =
+/**
+ * Identifier tokens (CONTRACT §4b): ASCII letters or digits joined by `:` or `@` (`repo:web:read`,
+ * `alex@proj-a`), holding a letter (`14:55` is a time, not an id).
+ */
+export const IDENTIFIER =
   /(?<![A-Za-z0-9])(?=[A-Za-z0-9._/-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9._-]*(?:[:@][A-Za-z0-9][A-Za-z0-9._/-]*)+/gu;
 const ENGLISH_NUMBER_WORDS = new Set(
   "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion half dozen".split(
@@ -168,7 +176,7 @@ function segmentWords(text: string): string[] {
 }
 
 function normalise(text: string): string {
-  return text.normalize("NFKC").replace(ZERO_WIDTH, "").replace(/\s+/gu, " ");
+  return normalizeForExtraction(text).replace(/\s+/gu, " ");
 }
 
 /**

@@ -79,7 +79,15 @@ export function checkClaim(check: CandidateCheck, claim: Claim, index: number): 
       );
       return;
     }
-    const restatement = recordRestatement(check, claim.value.text, textSources, where, key, scope);
+    const restatement = recordRestatement(
+      check,
+      claim.value.text,
+      textSources,
+      textSources,
+      where,
+      key,
+      scope,
+    );
     // Its `text`, when it says another sentence, restates the same sources in the value's place.
     if (restatement && claim.text !== undefined && claim.text.trim() !== claim.value.text.trim())
       check.alternates.set(restatement, {

@@ -28,5 +28,6 @@ export function checkPending(check: CandidateCheck, item: PendingItem, index: nu
   for (const task of tasks)
     if (!check.pendingKept.has(task.eventId)) check.pendingKept.set(task.eventId, where);
   const textTasks = tasks.filter(isTextOnly);
-  if (textTasks.length > 0) recordRestatement(check, item.text, textTasks, where, null, null);
+  if (textTasks.length > 0)
+    recordRestatement(check, item.text, textTasks, sources.filter(isTextOnly), where, null, null);
 }

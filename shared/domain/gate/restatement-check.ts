@@ -15,30 +15,43 @@ import type { CandidateCheck } from "./candidate-check.ts";
 export interface Restatement {
   text: string;
   written: TextMentions;
+  /** The contributing sources it restates: what they hold must be kept. */
   sources: readonly SequencedEvent[];
+  /** Every free-text source it names: the cue words it may hold (a merge keeps the others' too). */
+  cited: readonly SequencedEvent[];
   where: string;
   key: string | null;
   scope: string | null;
 }
 
 /**
- * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text);
- * restatements are checked together by `checkRestatementParts`, since honest models split one
- * source into several texts and merge several sources into one.
+ * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text):
+ * `restated` are the sources it restates (the contributing ones among them must be kept), `cited`
+ * every text-only source it names. Restatements are checked together by `checkRestatementParts`,
+ * since honest models split one source into several texts and merge several sources into one.
  */
 export function recordRestatement(
   check: CandidateCheck,
   text: string,
-  sources: readonly SequencedEvent[],
+  restated: readonly SequencedEvent[],
+  cited: readonly SequencedEvent[],
   where: string,
   key: string | null,
   scope: string | null,
 ): Restatement | null {
-  const contributing = sources.filter(contributesMentions);
+  const contributing = restated.filter(contributesMentions);
   for (const source of contributing)
     if (!check.textCovered.has(source.eventId)) check.textCovered.set(source.eventId, where);
   if (contributing.length === 0) return null;
-  const restatement = { text, written: check.mentionsIn(text), sources: contributing, where, key, scope };
+  const restatement = {
+    text,
+    written: check.mentionsIn(text),
+    sources: contributing,
+    cited,
+    where,
+    key,
+    scope,
+  };
   check.restatements.push(restatement);
   return restatement;
 }
@@ -47,8 +60,9 @@ export function recordRestatement(
  * CONTRACT §4b "Split and merged restatements": in each connected part of the graph of text-only
  * sources and the texts restating them, every mention of every source is kept by some text of
  * the part (a text holding another value of its kind changed it: value-changed; none: missing),
- * and for each cue class the texts' counts sum to the sources' counts (negation:
- * polarity-flipped; the other classes: value-changed naming the class).
+ * and for each cue class the texts' counts sum to at least the sources' counts and at most the
+ * counts of every free-text event the texts cite (a merge may keep a cited note's "not"; nothing
+ * is dropped and nothing added: negation polarity-flipped, the other classes value-changed).
  */
 export function checkRestatementParts(check: CandidateCheck): void {
   checkRestatementGraph(check, check.restatements);
@@ -143,15 +157,23 @@ function checkPart(
   }
   const written = noCues();
   for (const text of texts) for (const cls of CUE_CLASSES) written[cls] += text.written.cues[cls];
+  const allowed = { ...required };
+  const restated = new Set(sources);
+  for (const event of new Set(texts.flatMap((text) => text.cited)))
+    if (!restated.has(event)) for (const cls of CUE_CLASSES) allowed[cls] += eventMentions(event).cues[cls];
   const where = texts.map((text) => text.where).join(", ");
   for (const cls of CUE_CLASSES) {
-    if (written[cls] === required[cls]) continue;
+    if (written[cls] >= required[cls] && written[cls] <= allowed[cls]) continue;
+    const bound =
+      allowed[cls] === required[cls]
+        ? `${required[cls]}`
+        : `${required[cls]} (with the other texts cited, at most ${allowed[cls]})`;
     check.add(
       cls === "negation" ? "polarity-flipped" : "value-changed",
       first.key,
       first.scope,
       sources[0]?.eventId ?? null,
-      `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${required[cls]}`,
+      `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${bound}`,
     );
   }
 }

@@ -1,5 +1,6 @@
+import { normalizeForExtraction } from "../mentions.ts";
 import type { SequencedEvent } from "../schemas.ts";
-import { eventWords, sentencesOf, supportOf } from "../text-support.ts";
+import { eventWords, IDENTIFIER, sentencesOf, supportOf } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { eventHeldTokens, type GateContext, holdsMention } from "./context.ts";
 import { shorten } from "./report.ts";
@@ -164,14 +165,9 @@ function unionOf(sets: ReadonlyArray<ReadonlySet<string>>): Set<string> {
   return union;
 }
 
-/**
- * Identifier tokens (CONTRACT §4b): ASCII letters or digits joined by `:` or `@` (`repo:web:read`,
- * `alex@proj-a`), holding a letter (`14:55` is a time, not an id).
- */
+/** The identifier tokens of a text as the extractor reads it, trailing punctuation dropped. */
 function identifierTokens(text: string): string[] {
-  return [...text.normalize("NFKC").matchAll(IDENTIFIER_TOKEN)].map((match) =>
+  return [...normalizeForExtraction(text).matchAll(IDENTIFIER)].map((match) =>
     match[0].replace(/[.,;:]+$/u, ""),
   );
 }
-const IDENTIFIER_TOKEN =
-  /(?<![A-Za-z0-9])(?=[A-Za-z0-9._/-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9._-]*(?:[:@][A-Za-z0-9][A-Za-z0-9._/-]*)+/gu;
