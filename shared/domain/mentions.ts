@@ -1,5 +1,5 @@
 import { calendarDay, canonicalDate } from "./dates.ts";
-import { canonicalQuantity, parseDecimal, quantityKey, resolveUnit } from "./quantity.ts";
+import { canonicalQuantity, isBoundedDecimal, parseDecimal, quantityKey, resolveUnit } from "./quantity.ts";
 
 /**
  * The extractor for free text (CONTRACT §2 and §4a): numbers with their units, dates, ids, and
@@ -399,6 +399,9 @@ function mentionsOf(
   return single === null ? [] : [single];
 }
 
+/** A number in scientific notation, as written in a token: `1e-4`, `2.5E+3`. */
+const SCIENTIFIC_NUMBER = /^\d+(?:\.\d+)?e[-+]?\d+$/i;
+
 function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   const { zhMonthDay, monthDayFirst, dayMonthFirst } = groups;
   if (zhMonthDay !== undefined) {
@@ -455,6 +458,8 @@ function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   if (uuid !== undefined) return { kind: "id", key: uuid.toLowerCase(), raw: uuid };
   if (token !== undefined) {
     if (!/\d/.test(token)) return null;
+    // "1e-4" is a number in scientific notation (0.0001), not an id.
+    if (SCIENTIFIC_NUMBER.test(token) && isBoundedDecimal(token)) return numberMention(token, undefined, token);
     const ordinal = /^(\d+)(?:st|nd|rd|th)$/i.exec(token)?.[1];
     if (ordinal !== undefined) return numberMention(ordinal, undefined, token);
     const attached = ATTACHED_UNIT.exec(token);

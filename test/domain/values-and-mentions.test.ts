@@ -93,6 +93,15 @@ describe("canonical values", () => {
 const mentionsOf = (text: string) => extractMentions(text).mentions.map(mentionKey);
 
 describe("mention extraction", () => {
+  it("reads scientific notation as the number it writes, not as an id", () => {
+    const keys = (text: string) => extractMentions(text).mentions.map(mentionKey);
+    expect(keys("lr 1e-4")).toEqual(keys("lr 0.0001"));
+    expect(keys("lr 2.5E3")).toEqual(keys("lr 2500"));
+    expect(extractMentions("lr 1e-4").mentions.map((m) => m.kind)).toEqual(["number"]);
+    // Letters around it still make an id.
+    expect(extractMentions("build a1e5 and 1e5x").mentions.map((m) => m.kind)).toEqual(["id", "id"]);
+  });
+
   it("reads numbers with their units in English and Chinese", () => {
     expect(mentionsOf("Budget is 12,500 USD")).toEqual(mentionsOf("Budget is $12500.00"));
     expect(mentionsOf("run 5 km")).toEqual(mentionsOf("run 5000m"));
