@@ -459,7 +459,8 @@ function mentionOf(groups: Record<string, string | undefined>): Mention | null {
   if (token !== undefined) {
     if (!/\d/.test(token)) return null;
     // "1e-4" is a number in scientific notation (0.0001), not an id.
-    if (SCIENTIFIC_NUMBER.test(token) && isBoundedDecimal(token)) return numberMention(token, undefined, token);
+    if (SCIENTIFIC_NUMBER.test(token) && isBoundedDecimal(token))
+      return numberMention(token, undefined, token);
     const ordinal = /^(\d+)(?:st|nd|rd|th)$/i.exec(token)?.[1];
     if (ordinal !== undefined) return numberMention(ordinal, undefined, token);
     const attached = ATTACHED_UNIT.exec(token);

@@ -78,54 +78,19 @@ describe("the eight shared memory logs", () => {
 /** devops-ana's policy with the bucket's size declared a reading. */
 const READINGS: TrustPolicy = { ...DEFAULT_TRUST_POLICY, latest: ["backup.bucket_size"] };
 
-/**
- * Each recorded real answer's verdict (the codes it is refused for) without rules: rounds 1-3 as
- * the gate judged them before selector v3, and as v3 judges them with no rule.
- */
-const VERDICTS: Record<string, Record<string, string[]>> = {
-  "devops-ana": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
-  "family-assistant": {
-    "answer.json": ["conflict-invented"],
-    "answer-v2-prompt.json": [],
-    "answer-compressing-prompt.json": [],
-  },
-  "health-coach-sam": {
-    "answer.json": [],
-    "answer-v2-prompt.json": [],
-    "answer-compressing-prompt.json": [],
-  },
-  "legal-team": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
-  "pm-wei": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
-  "research-lab": {
-    "answer.json": ["missing"],
-    "answer-v2-prompt.json": [],
-    "answer-compressing-prompt.json": [],
-  },
-  "support-bot": { "answer.json": [], "answer-v2-prompt.json": [], "answer-compressing-prompt.json": [] },
-  "travel-lin": {
-    "answer.json": ["missing"],
-    "answer-v2-prompt.json": [],
-    "answer-compressing-prompt.json": [],
-  },
-};
+/** The real answers of rounds 1-3, whose verdicts without rules test/domain/model-answer-verdicts.test.ts holds. */
+const ANSWERS = ["answer.json", "answer-v2-prompt.json", "answer-compressing-prompt.json"];
 
 function verdictsOf(subject: string, policy: TrustPolicy) {
   const events = loadLog(subject);
   const context = buildGateContext(selectInputs(events, events.length, policy), events.length);
-  return Object.fromEntries(
-    Object.keys(VERDICTS[subject] ?? {}).map((file) => {
-      const answer = decodeModelAnswer(readFileSync(join(DIR, subject, file), "utf8"));
-      const report = gateCandidateText(context, answer);
-      return [file, [...new Set(report.reasons.map((r) => r.code))].sort()];
-    }),
-  );
+  return ANSWERS.map((file) => {
+    const answer = decodeModelAnswer(readFileSync(join(DIR, subject, file), "utf8"));
+    return [...new Set(gateCandidateText(context, answer).reasons.map((r) => r.code))].sort();
+  });
 }
 
 describe("selector v3 on the eight shared logs", () => {
-  it.each(SUBJECTS)("%s: without a rule every real answer keeps its verdict", (subject) => {
-    expect(verdictsOf(subject, DEFAULT_TRUST_POLICY)).toEqual(VERDICTS[subject]);
-  });
-
   it("devops-ana with backup.bucket_size declared: no conflict, 4.1 TB (ana-51) holds, ana-22's 4.6 TB is an earlier reading", () => {
     const events = loadLog("devops-ana");
     const selection = selectInputs(events, events.length, READINGS);
@@ -149,9 +114,12 @@ describe("selector v3 on the eight shared logs", () => {
   });
 
   it("devops-ana with the rule: the real answers that served both sizes as a dispute are refused as outdated", () => {
-    const verdicts = verdictsOf("devops-ana", READINGS);
-    for (const file of Object.keys(VERDICTS["devops-ana"] ?? {}))
-      expect(verdicts[file]).toEqual(["conflict-invented", "outdated-reading"]);
+    // What each answer is refused for without the rule (if anything), and the dispute as well.
+    const withRule = verdictsOf("devops-ana", READINGS);
+    verdictsOf("devops-ana", DEFAULT_TRUST_POLICY).forEach((without, i) => {
+      expect(without).not.toContain("outdated-reading");
+      expect(withRule[i]).toEqual([...new Set([...without, "conflict-invented", "outdated-reading"])].sort());
+    });
   });
 
   it("devops-ana with the rule: the deterministic consolidator serves 4.1 TB as current and 4.6 TB as an earlier reading, and passes", () => {

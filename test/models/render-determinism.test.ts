@@ -133,7 +133,7 @@ describe("the rendered prompt", () => {
     // The default template (consolidate-v2) renders exactly as it did before the renderer learnt
     // {{readings}}; the compressing template with its readings is pinned too.
     expect((await rendered(SUBJECT_EVENTS, [], "consolidate-v3")).one.hash).toBe(
-      "sha256:045a9ff62b0ef0b068525376e22ddf97438545053ee5793a0cc1fa72d70e8b9d",
+      "sha256:b721007817970f43ad3f29b74e48a8b1e0dc903e98e87256750b231bc9508272",
     );
   });
 
