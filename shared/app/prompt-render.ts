@@ -1,4 +1,4 @@
-import type { GateContext, GateReason } from "#domain/gate/index.ts";
+import { type GateContext, type GateReason, wholeEventKeeps } from "#domain/gate/index.ts";
 import { canonicalJson, sha256 } from "#domain/hashing.ts";
 import { CUE_CLASSES, CUE_PHRASES, type CueClass, type CueCounts, countCues } from "#domain/mentions.ts";
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
@@ -79,7 +79,30 @@ export function checklistByEvent(
     if (lines) lines.push(line);
     else byEvent.set(item.eventId, [line]);
   }
+  if (wording === "words")
+    for (const event of context.selection.validInputs) {
+      const keeps = wholeEventKeepsLine(event);
+      if (keeps)
+        byEvent.get(event.eventId)?.push(`- ${event.eventId}: the text of its claims keeps ${keeps}`);
+    }
   return byEvent;
+}
+
+/**
+ * What the claims of a whole event with assertions must keep in their text beyond the assertions
+ * (CONTRACT §4b "Whole-event text"), as the `words` checklist names it; "" when nothing.
+ */
+function wholeEventKeepsLine(event: SequencedEvent): string {
+  const keeps = wholeEventKeeps(event);
+  if (!keeps) return "";
+  return [
+    [...new Set(keeps.mentions.map((mention) => mention.raw))].join(", "),
+    keeps.conditions > 0
+      ? `${CUE_WORDINGS.condition} ${keeps.conditions} (${cueWordsIn(event.text ?? "", "condition").join(", ")})`
+      : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
 }
 
 /**
@@ -98,11 +121,18 @@ export function segmentChecklistByEvent(
       isOpenTask(event)
         ? pendingChecklistLine(event.eventId, wording)
         : wording === "words"
-          ? `- ${event.eventId}: its assertions are restated exactly elsewhere: restate only what its text adds to them (a condition, exception, time window, reason, name), or nothing when it adds nothing`
+          ? segmentWordsLine(event)
           : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text says beyond them (a condition, exception, time window, reason, name), keeping their numbers, dates, ids and cue words`,
     ]);
   }
   return byEvent;
+}
+
+function segmentWordsLine(event: SequencedEvent): string {
+  const keeps = wholeEventKeepsLine(event);
+  return keeps
+    ? `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text adds to them, keeping ${keeps}`
+    : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate only what its text adds to them (a condition, exception, time window, reason, name), or nothing when it adds nothing`;
 }
 
 /** The checklist of the given events, in their (sequence) order. */

@@ -70,6 +70,8 @@ describe("the compressing prompts", () => {
     expect(prompt).toContain(
       '- w-3: key "db.vacuum_full_in_business_hours", scope "db:payments", value {"bool":true}, negated',
     );
+    // What the whole-event check asks of w-3's claims beyond the negated rule: the window's numbers.
+    expect(prompt).toContain("- w-3: the text of its claims keeps 08, 00, 20\n");
     expect(prompt).toContain("- w-4: an open task: a pending item");
     expect(prompt).toContain("- at-most words: at most, no more than, not more than, up to,");
     expect(prompt).toContain("aim for at most a third of the inputs");
@@ -101,7 +103,8 @@ describe("the compressing prompts", () => {
     const segment = sent.find((request) => !isSummary(request) && request.prompt.includes('"id":"w-3"'));
     expect(segment?.system).toContain("memgate segment-v2");
     expect(segment?.prompt).toContain(
-      "- w-3: its assertions are restated exactly elsewhere: restate only what its text adds to them",
+      // The window of "during business hours (08:00-20:00)" is what the whole-event check asks its claims to keep.
+      "- w-3: its assertions are restated exactly elsewhere: restate what its text adds to them, keeping 08, 00, 20",
     );
     expect(sent.find(isSummary)?.system).toContain("memgate summary-v2");
     const manifest = await deps.artifacts.readManifest("v3", outcome.artifactId);

@@ -133,7 +133,7 @@ describe("the rendered prompt", () => {
     // The default template (consolidate-v2) renders exactly as it did before the renderer learnt
     // {{readings}}; the compressing template with its readings is pinned too.
     expect((await rendered(SUBJECT_EVENTS, [], "consolidate-v3")).one.hash).toBe(
-      "sha256:b721007817970f43ad3f29b74e48a8b1e0dc903e98e87256750b231bc9508272",
+      "sha256:0265be06540b8c5ce3817b622dd9392892f02dc047f19776f6a397f93ef46e82",
     );
   });
 

@@ -83,6 +83,26 @@ function withoutOldValues(sentence: string): Mention[] {
 const CHANGE_FROM =
   /(?:\bfrom|从|由)\s*([\d,.]+)\s*[^\d\s,.;，。；]*\s*(?:to|改为|改成|调到|调整为|降到|降为|升到|提高到|减少到|到)\s*\d/giu;
 
+/**
+ * What what derives from a whole event with assertions must keep beyond its assertions' values,
+ * for a prompt's checklist to name: the mentions this check asks for, and its text's condition cues
+ * (compared where texts restate it). An id its assertions' keys or scopes hold is left out: the
+ * claims restating them keep it. Null for any other event.
+ */
+export function wholeEventKeeps(event: SequencedEvent): { mentions: Mention[]; conditions: number } | null {
+  if (!(isWholeEvent(event) || isOpenTask(event)) || isTextOnly(event) || !event.text) return null;
+  // An id that is part of one of its assertions' keys or scopes is kept by the claims restating them.
+  const parts = new Set(
+    (event.assertions ?? []).flatMap((a) =>
+      [a.key, a.scope].flatMap((name) => name.toLowerCase().split(NAME_PARTS)),
+    ),
+  );
+  return {
+    mentions: requiredMentions(event).filter((m) => !(m.kind === "id" && parts.has(m.key.toLowerCase()))),
+    conditions: eventMentions(event).cues.condition,
+  };
+}
+
 /** What the candidate says of one event: its claims' values, names and texts, its pending items. */
 interface Restating {
   held: HeldTokens;
