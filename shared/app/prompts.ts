@@ -2,7 +2,7 @@ import { sha256 } from "#domain/hashing.ts";
 import type { Prompt } from "#ports/model.ts";
 import { PROMPT_FILES } from "./prompt-files.ts";
 
-export const DEFAULT_PROMPT_VERSION = "consolidate-v2";
+export const DEFAULT_PROMPT_VERSION = "consolidate-v3";
 
 /** A versioned prompt (`prompts/<version>.md`, embedded in bundles); its hash goes into every manifest. */
 export function loadPrompt(version: string = DEFAULT_PROMPT_VERSION): Prompt {

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
 import { sha256 } from "#domain/hashing.ts";
 import { memgate } from "../support/cli.ts";
 
@@ -13,7 +14,7 @@ describe("the command line bundle", () => {
       .filter((name) => name.endsWith(".mjs"))
       .map((name) => readFileSync(join(folder, name), "utf8"))
       .join("\n");
-    const prompt = readFileSync(join(import.meta.dirname, "../../prompts/consolidate-v2.md"), "utf8");
+    const prompt = readFileSync(join(import.meta.dirname, `../../prompts/${DEFAULT_PROMPT_VERSION}.md`), "utf8");
     const firstLine = JSON.stringify(prompt.split("\n")[0]).slice(1, -1);
     expect(bundle.includes(firstLine), "the prompt's text is inside the bundle").toBe(true);
     const home = mkdtempSync(join(tmpdir(), "memgate-bundle-"));
@@ -25,7 +26,7 @@ describe("the command line bundle", () => {
     const manifest = JSON.parse(
       readFileSync(join(home, "manifests", "alex", manifestName as string), "utf8"),
     );
-    const file = readFileSync(join(import.meta.dirname, "../../prompts/consolidate-v2.md"), "utf8");
+    const file = readFileSync(join(import.meta.dirname, `../../prompts/${DEFAULT_PROMPT_VERSION}.md`), "utf8");
     expect(manifest.promptHash).toBe(sha256(file));
   });
 

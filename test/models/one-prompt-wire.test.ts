@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
 import { renderConsolidation } from "#app/prompt-render.ts";
-import { loadPrompt } from "#app/prompts.ts";
+import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
@@ -131,8 +131,8 @@ describe.each<Protocol>(["openai", "bedrock"])("one prompt over the %s wire", (p
     expect(request.prompt).toContain(
       "Cite only these valid input ids, in derivedFrom, members and coldRefs: e-1, e-2, e-3",
     );
-    expect(request.prompt).toContain("never\n  translate");
-    expect(request.prompt).toContain('- e-1: a claim with key "project/budget"');
+    expect(request.prompt).toContain("never translate");
+    expect(request.prompt).toContain('- e-1: key "project/budget"');
     expect(request.prompt).toContain('- key "project/launch", scope "global": members ["e-5","e-6"]');
     const schema = JSON.stringify(request.schema);
     expect(schema).toContain('"enum":["affirmed","negated"]');
@@ -155,7 +155,7 @@ describe.each<Protocol>(["openai", "bedrock"])("one prompt over the %s wire", (p
       expect(request.body.toolConfig).toMatchObject({ toolChoice: { tool: { name: "answer" } } });
     }
     const manifest = await deps.artifacts.readManifest("alex", outcome.artifactId);
-    expect(manifest.promptVersion).toBe("consolidate-v2");
+    expect(manifest.promptVersion).toBe(DEFAULT_PROMPT_VERSION);
     expect(manifest.generation).toMatchObject({
       rendererVersion: "render-v1",
       attempts: 1,

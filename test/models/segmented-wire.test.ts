@@ -81,7 +81,7 @@ describe("segmented consolidation over the wire", () => {
       expect(countTokens(request.system) + countTokens(request.prompt) + 1024).toBeLessThanOrEqual(4096);
     const manifest = await deps.artifacts.readManifest("fleet", first.artifactId);
     expect(manifest.modelSnapshot).toBe("segmented:openai:small-model");
-    expect(manifest.promptVersion).toBe("segment-v1+summary-v1");
+    expect(manifest.promptVersion).toBe("segment-v2+summary-v2");
     expect(manifest.generation?.segments).toEqual({ total: firstSegments.length, reused: 0 });
 
     // A 50-event tail: only the last segment and the new ones are asked; the rest come from the cache.
@@ -114,7 +114,7 @@ describe("segmented consolidation over the wire", () => {
   }, 300_000);
 
   it("repair re-asks only the segment the gate pointed at, with its reasons, and publishes on the second attempt", async () => {
-    const deps = open(2048, 512);
+    const deps = open(3072, 512);
     await appendEvents(deps, "rack", hostEvents(1, 200));
     const bent = "s-55"; // a constraint: "must not run more than … jobs"
     server.script = (request) => {
@@ -238,7 +238,7 @@ describe("segmented consolidation over the wire", () => {
   });
 
   it("a model that never fixes its answer is REJECTED after the configured attempts, every attempt kept", async () => {
-    const deps = open(2048, 512, { repairAttempts: 3 });
+    const deps = open(3072, 512, { repairAttempts: 3 });
     await appendEvents(deps, "stubborn", hostEvents(1, 60));
     server.script = (request) => {
       if (isSummary(request)) return { answer: HONEST_SUMMARY };
