@@ -14,7 +14,10 @@ describe("the command line bundle", () => {
       .filter((name) => name.endsWith(".mjs"))
       .map((name) => readFileSync(join(folder, name), "utf8"))
       .join("\n");
-    const prompt = readFileSync(join(import.meta.dirname, `../../prompts/${DEFAULT_PROMPT_VERSION}.md`), "utf8");
+    const prompt = readFileSync(
+      join(import.meta.dirname, `../../prompts/${DEFAULT_PROMPT_VERSION}.md`),
+      "utf8",
+    );
     const firstLine = JSON.stringify(prompt.split("\n")[0]).slice(1, -1);
     expect(bundle.includes(firstLine), "the prompt's text is inside the bundle").toBe(true);
     const home = mkdtempSync(join(tmpdir(), "memgate-bundle-"));
@@ -26,7 +29,10 @@ describe("the command line bundle", () => {
     const manifest = JSON.parse(
       readFileSync(join(home, "manifests", "alex", manifestName as string), "utf8"),
     );
-    const file = readFileSync(join(import.meta.dirname, `../../prompts/${DEFAULT_PROMPT_VERSION}.md`), "utf8");
+    const file = readFileSync(
+      join(import.meta.dirname, `../../prompts/${DEFAULT_PROMPT_VERSION}.md`),
+      "utf8",
+    );
     expect(manifest.promptHash).toBe(sha256(file));
   });
 
