@@ -35,14 +35,17 @@ describe("memgate settings --budget", () => {
     const snapshot = join(home, "snapshot.json");
     writeFileSync(snapshot, (await memgate(["snapshot", "ana", "--home", home])).stdout);
     const unset = await prompts(snapshot, "openai:gpt-x");
-    expect(unset).toContain("There is no token budget");
+    expect(unset).toContain("There is no fixed budget");
+    expect(await prompts(snapshot, "openai:gpt-x", ["--prompt", "consolidate-v2"])).toContain(
+      "There is no token budget",
+    );
 
     const set = await memgate(["settings", "--home", home, "--budget", "777", "--json"]);
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ budget: 777, publishMode: "live" });
     expect((await memgate(["settings", "--home", home])).stdout).toContain("budget 777 tokens");
     expect(await prompts(snapshot, "openai:gpt-x")).toContain("The answer must fit 777 tokens");
-    expect(await prompts(snapshot, "openai:gpt-x", ["--prompt", "consolidate-v3"])).toContain(
+    expect(await prompts(snapshot, "openai:gpt-x", ["--prompt", "consolidate-v2"])).toContain(
       "The answer must fit 777 tokens",
     );
     expect(await prompts(snapshot, "openai:gpt-x", ["--budget", "900"])).toContain(
