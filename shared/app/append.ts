@@ -10,8 +10,9 @@ import {
   selectInputs,
   selectionDifferences,
 } from "#domain/selector.ts";
+import { StandingResolver } from "#domain/standing-resolver.ts";
 import { selectorNamed } from "#domain/validity.ts";
-import { StoreContentionError } from "#ports/errors.ts";
+import { NotFoundError, StoreContentionError } from "#ports/errors.ts";
 import type { AppendResult } from "#ports/event-log.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
 import { readSelection } from "./snapshot.ts";
@@ -106,9 +107,18 @@ export async function requestRebuildIfNeeded(
 /**
  * Changes the subject's trust policy as set (its `latest` rules included; without them it follows
  * the store's default). The epoch moves only when the change changes what is readable (validity,
- * conflicts, which readings are earlier), and what it invalidated is marked STALE.
+ * conflicts, which readings are earlier), and what it invalidated is marked STALE. The subject
+ * must exist (have events): a policy alone would make a subject appear that has no clock to read
+ * and nothing to recall. NotFoundError otherwise.
  */
 export async function changeTrustPolicy(deps: StoreDeps, subject: string, policy: TrustPolicy) {
+  // Events are never deleted, so a subject that has one now has one when the policy is written.
+  const snapshot = await deps.events.snapshot(subject);
+  if (snapshot.highWater === 0 && snapshot.expectedAlias === null)
+    throw new NotFoundError(
+      `subject: no events for "${subject}"; append its first events, then set its policy`,
+      { field: "subject" },
+    );
   const { policy: effective, ...outcome } = await restorePolicy(deps, subject, (stored) => ({
     ...policy,
     ...(stored.storeLatest ? { storeLatest: stored.storeLatest } : {}),
@@ -222,19 +232,50 @@ export async function invalidate(
   return { staled, rebuildRequested: true };
 }
 
-/** Revokes events (one revocation event naming them all); the epoch moves, what used them goes STALE. */
+/**
+ * Revokes events (one revocation event naming them all); the epoch moves, what used them goes
+ * STALE. Events a valid revocation already revokes are left out, and when that is all of them
+ * nothing is appended (highWater stays): a retried revocation changes nothing and says so in
+ * `alreadyRevoked`. (Two revocations racing may both append; the second still moves no epoch.)
+ */
 export async function revokeEvents(
   deps: AppendDeps,
   subject: string,
   eventIds: readonly string[],
   reason?: string,
-): Promise<AppendOutcome> {
-  return appendEvents(deps, subject, [
+): Promise<AppendOutcome & { alreadyRevoked: string[] }> {
+  const snapshot = await deps.events.snapshot(subject);
+  const resolver = new StandingResolver(
+    (ids) => deps.events.eventsById(subject, ids),
+    await deps.events.trustPolicy(subject),
+    snapshot.highWater,
+  );
+  const unique = [...new Set(eventIds)];
+  await resolver.prefetch(unique);
+  const alreadyRevoked: string[] = [];
+  const toRevoke: string[] = [];
+  for (const id of unique)
+    ((await resolver.standing(id)).reason === "revoked" ? alreadyRevoked : toRevoke).push(id);
+  if (toRevoke.length === 0)
+    return {
+      appended: [],
+      duplicates: [],
+      highWater: snapshot.highWater,
+      inputEpoch: snapshot.inputEpoch,
+      epochMoved: false,
+      validityChanged: false,
+      chunks: 0,
+      staled: [],
+      rebuildRequested: false,
+      alreadyRevoked,
+    };
+  const outcome = await appendEvents(deps, subject, [
     {
       eventId: `rev-${deps.newId()}`,
       kind: "revocation",
-      revokes: [...eventIds],
+      revokes: toRevoke,
       ...(reason ? { text: reason } : {}),
     },
   ]);
+  return { ...outcome, alreadyRevoked };
 }

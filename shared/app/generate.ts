@@ -8,6 +8,7 @@ import {
 } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import { earlierReadingInputs } from "#domain/readings.ts";
+import { summaryCoversSnapshot } from "#domain/rebuild.ts";
 import type { GenerationRecord, Manifest, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/selector.ts";
 import type { ArtifactRecord } from "#ports/artifact-records.ts";
@@ -58,6 +59,11 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
     return {
       status: "dropped",
       reason: `the epoch moved from ${snapshot.inputEpoch} to ${current.inputEpoch}; a fresher snapshot supersedes this one`,
+    };
+  if (summaryCoversSnapshot(snapshot, current.expectedAlias))
+    return {
+      status: "dropped",
+      reason: `the published summary ${current.expectedAlias?.parentArtifactId} already covers ${snapshot.highWater} at epoch ${snapshot.inputEpoch}; nothing to consolidate`,
     };
   deps.progress(`selecting the inputs of ${snapshot.subject} through ${snapshot.highWater}`);
   const { context } = await readInputs(

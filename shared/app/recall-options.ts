@@ -5,6 +5,18 @@ import type { RecallOptions } from "./recall.ts";
 export const MAX_RECALL_BUDGET = 100_000_000;
 
 /**
+ * CONTRACT §1 "Sizes": a query's cost grows with its words (each one a fuzzy prefix search over the
+ * cold index) and their length; these bounds keep one recall's search within a bounded amount of work.
+ */
+export const MAX_QUERY_CHARACTERS = 256;
+export const MAX_QUERY_WORDS = 16;
+
+/** The words of a query as the search reads them: runs of letters or digits. */
+export function queryWords(query: string): number {
+  return query.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+}
+
+/**
  * Recall's options as the command line and the HTTP query string give them (text): one schema,
  * so `memgate recall` and `GET …/recall` accept and refuse exactly the same values.
  */
@@ -23,7 +35,13 @@ export const RecallQuery = z
         error: `must be a whole number of tokens from 0 to ${MAX_RECALL_BUDGET}`,
       })
       .optional(),
-    query: z.string().max(1000, { error: "is at most 1000 characters" }).optional(),
+    query: z
+      .string()
+      .max(MAX_QUERY_CHARACTERS, { error: `is at most ${MAX_QUERY_CHARACTERS} characters` })
+      .refine((query) => queryWords(query) <= MAX_QUERY_WORDS, {
+        error: `holds at most ${MAX_QUERY_WORDS} words; search for fewer`,
+      })
+      .optional(),
     cursor: z.string().max(200, { error: "is not a cursor memgate issued" }).optional(),
     format: z.enum(["json", "text"], { error: 'must be "json" or "text"' }).optional(),
   })

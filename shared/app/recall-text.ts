@@ -1,6 +1,6 @@
 import type { Claim, ConflictRef, PendingItem, SequencedEvent, ValueData } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
-import type { Recall } from "./recall.ts";
+import type { OversizedEvent, Recall } from "./recall.ts";
 
 /**
  * Recall as an agent reads it in a prompt (CONTRACT §5a "Recall as text"): one line per claim,
@@ -109,6 +109,20 @@ export function textFrameTokens(
   return countTokens(renderRecallText(longest, options)) + countTokens(servedNote(worst.limit));
 }
 
+/** What the note naming an event skipped as too large for the budget costs, its line break included. */
+export function textSkippedTokens(event: OversizedEvent): number {
+  return countTokens(`${skippedLine([event])}\n`);
+}
+
+/**
+ * `# skipped, larger than the budget: ID (N tokens)`: events no page can serve within the budget,
+ * which the cursor moves past (recall with a larger budget, or without one, to read them).
+ */
+function skippedLine(events: readonly OversizedEvent[]): string {
+  const named = events.map((event) => `${sourceId(event.eventId)} (${event.tokens} tokens)`);
+  return `# skipped, larger than the budget: ${named.join(", ")}`;
+}
+
 const ITEM_LINE: { [S in RecallSection]: (item: RecallSectionItems[S]) => string } = {
   summary: (summary) => quoted(summary),
   claims: claimLine,
@@ -209,6 +223,7 @@ function footerLines(recall: Recall, options: RecallTextOptions): string[] {
   const lines: string[] = [];
   if (recall.nextCursor !== null) lines.push(`# more: cursor ${recall.nextCursor}`);
   const { omitted } = recall;
+  if (omitted.oversized.length > 0) lines.push(skippedLine(omitted.oversized));
   const left = [
     omitted.claims > 0 ? `${omitted.claims} claims` : "",
     omitted.pending > 0 ? `${omitted.pending} tasks` : "",
@@ -234,7 +249,11 @@ function head(key: string, scope: string): string {
 }
 
 function sources(ids: readonly string[]): string {
-  return `${SOURCES}${ids.map((id) => (BARE_ID.test(id) ? id : quoted(id))).join(", ")}`;
+  return `${SOURCES}${ids.map(sourceId).join(", ")}`;
+}
+
+function sourceId(id: string): string {
+  return BARE_ID.test(id) ? id : quoted(id);
 }
 
 /** A value as an agent reads it: text quoted, the other kinds bare. */

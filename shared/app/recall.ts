@@ -24,6 +24,7 @@ import {
   textFrameTokens,
   textHeadingTokens,
   textItemTokens,
+  textSkippedTokens,
 } from "./recall-text.ts";
 
 /**
@@ -59,8 +60,19 @@ export interface Recall {
    * readings are its claims with status "earlier".
    */
   earlierReadings: EarlierReading[];
-  /** What the token budget left out of this answer (the tail and raw events continue by cursor). */
-  omitted: { claims: number; pending: number; unresolvedConflicts: number; summary: boolean; cold: number };
+  /**
+   * What the token budget left out of this answer (the tail and raw events continue by cursor);
+   * `oversized`: the events of this page's stretch of the log that alone exceed the whole budget,
+   * skipped (the cursor moves past them) so that paging always makes progress.
+   */
+  omitted: {
+    claims: number;
+    pending: number;
+    unresolvedConflicts: number;
+    summary: boolean;
+    cold: number;
+    oversized: OversizedEvent[];
+  };
   /** Pass as `cursor` for the next page of `tail` or `events`; null when this page is the last. */
   nextCursor: string | null;
   /**
@@ -88,6 +100,13 @@ export interface EarlierReading {
   occurredAt: string | null;
   /** The event whose reading holds on (key, scope). */
   latest: string;
+}
+
+/** An event no page can serve within the budget asked for: its id, sequence and size in tokens. */
+export interface OversizedEvent {
+  eventId: string;
+  sequence: number;
+  tokens: number;
 }
 
 export interface RecallOptions {
@@ -118,12 +137,15 @@ const NOTHING_OMITTED: Recall["omitted"] = {
   unresolvedConflicts: 0,
   summary: false,
   cold: 0,
+  oversized: [],
 };
 
 /** What an item costs in a rendering; a section's heading is paid with its first item. */
 interface Measure {
   item<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number;
   heading(section: RecallSection): number;
+  /** The note naming an event skipped as larger than any page can serve. */
+  skipped(event: OversizedEvent): number;
 }
 
 /** An item as the JSON budget counts it: its JSON, the summary as its text. */
@@ -131,29 +153,64 @@ function jsonTokens(item: unknown): number {
   return countTokens(typeof item === "string" ? item : JSON.stringify(item));
 }
 
-const JSON_MEASURE: Measure = { item: (_section, item) => jsonTokens(item), heading: () => 0 };
-const TEXT_MEASURE: Measure = { item: textItemTokens, heading: textHeadingTokens };
+const JSON_MEASURE: Measure = {
+  item: (_section, item) => jsonTokens(item),
+  heading: () => 0,
+  skipped: () => 0,
+};
+const TEXT_MEASURE: Measure = {
+  item: textItemTokens,
+  heading: textHeadingTokens,
+  skipped: textSkippedTokens,
+};
 
 /** Spends a token budget item by item, in the order the caller offers them. */
 class TokenBudget {
   private used = 0;
+  /** What a page holding only its frame leaves its items: an item costing more is never served. */
+  private room: number | undefined;
   private readonly opened = new Set<RecallSection>();
   constructor(
     readonly limit: number | undefined,
     private readonly measure: Measure,
-  ) {}
-  /** Sets aside what the rendering costs beyond its items (the text's first line and notes). */
-  reserve(tokens: number): void {
+  ) {
+    this.room = limit;
+  }
+  /**
+   * Sets aside what the rendering costs beyond its items (the text's first line and notes);
+   * `continued` is what a page continuing by cursor sets aside, which bounds what any page serves.
+   */
+  reserve(tokens: number, continued = tokens): void {
     this.used += tokens;
+    if (this.limit !== undefined) this.room = this.limit - continued;
   }
   /** True (and counted) when the item fits what is left; always true without a budget. */
   take<S extends RecallSection>(section: S, item: RecallSectionItems[S]): boolean {
-    if (this.limit === undefined) return true;
+    return this.offer(section, item) === "taken";
+  }
+  /**
+   * As `take`, telling apart an item that a later page can serve ("later") from one that no page
+   * can (`{tokens}`, its own cost: more than a page leaves its items).
+   */
+  offer<S extends RecallSection>(
+    section: S,
+    item: RecallSectionItems[S],
+  ): "taken" | "later" | { tokens: number } {
+    if (this.limit === undefined || this.room === undefined) return "taken";
     const heading = this.opened.has(section) ? 0 : this.measure.heading(section);
-    const cost = heading + this.measure.item(section, item);
+    const tokens = this.measure.item(section, item);
+    if (heading + tokens > this.room) return { tokens };
+    if (this.used + heading + tokens > this.limit) return "later";
+    this.used += heading + tokens;
+    this.opened.add(section);
+    return "taken";
+  }
+  /** Counts the note naming a skipped event; false (nothing counted) when it does not fit. */
+  noteSkipped(event: OversizedEvent): boolean {
+    if (this.limit === undefined) return true;
+    const cost = this.measure.skipped(event);
     if (this.used + cost > this.limit) return false;
     this.used += cost;
-    this.opened.add(section);
     return true;
   }
 }
@@ -237,6 +294,7 @@ async function select(
       ...frame,
       events: page.events,
       earlierReadings: page.earlierReadings,
+      omitted: { ...NOTHING_OMITTED, oversized: page.oversized },
       nextCursor: page.nextCursor,
     };
   };
@@ -272,6 +330,7 @@ async function select(
       reason: `summary ${alias.parentArtifactId}: the tail continues`,
       tail: page.events,
       earlierReadings: page.earlierReadings,
+      omitted: { ...NOTHING_OMITTED, oversized: page.oversized },
       nextCursor: page.nextCursor,
     };
   }
@@ -286,12 +345,14 @@ async function select(
           unresolvedConflicts: body.unresolvedConflicts.filter((c) => inScope(options.scope, c.scope)).length,
           summary: body.summary !== "",
           cold: options.query === undefined ? 0 : RECALL_COLD_MATCHES,
+          // A skipped event's note is counted when the page meets it.
+          oversized: [],
         }
       : NOTHING_OMITTED,
     alias.coversThrough < snapshot.highWater,
   );
   const served = serveWithin(budget, body, options.scope, new Set(index?.mustPreserveClaims ?? []));
-  const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail");
+  const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail", true);
   const cold = await coldMatches(deps, snapshot, index, options, budget);
   return {
     ...frame,
@@ -300,7 +361,7 @@ async function select(
     tail: page.events,
     cold: cold.events,
     earlierReadings: page.earlierReadings,
-    omitted: { ...served.omitted, cold: cold.omitted },
+    omitted: { ...served.omitted, cold: cold.omitted, oversized: page.oversized },
     nextCursor: page.nextCursor,
   };
 }
@@ -338,13 +399,14 @@ function reserveFrame(
   paged = frame.highWater > 0,
 ): void {
   if (options.format !== "text" || budget.limit === undefined) return;
-  budget.reserve(
-    textFrameTokens(
-      frame,
-      { cursor: paged ? encodeCursor(frame.highWater) : null, omitted: mostOmitted, limit: budget.limit },
-      { searchHint: options.searchHint },
-    ),
-  );
+  const limit = budget.limit;
+  const frameTokens = (cursor: string | null, omitted: Recall["omitted"]) =>
+    textFrameTokens(frame, { cursor, omitted, limit }, { searchHint: options.searchHint });
+  const cursor = encodeCursor(frame.highWater);
+  const tokens = frameTokens(paged ? cursor : null, mostOmitted);
+  // A page continuing by cursor sets aside its frame with a cursor and nothing else left out.
+  const continued = paged && mostOmitted === NOTHING_OMITTED ? tokens : frameTokens(cursor, NOTHING_OMITTED);
+  budget.reserve(tokens, continued);
 }
 
 async function readRecallIndex(
@@ -414,7 +476,13 @@ async function coldMatches(
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read
  * in store pages, each event judged by the selector's rule from its own actors (never the whole
- * log), until RECALL_PAGE_EVENTS valid events or the token budget.
+ * log), until RECALL_PAGE_EVENTS valid events or the token budget. An event larger than what any
+ * page leaves its items is skipped, named in `oversized`, and ends the page (so one page counts
+ * the tokens of at most one event it does not serve). A page that holds nothing before its events
+ * (raw, or continuing by cursor) serves or skips at least one, the note naming a skipped event
+ * counted when it fits (only a budget smaller than its frame and that note is then exceeded);
+ * the summary's first page (`mayDefer`) may end before one, its cursor page starting afresh. So
+ * following `nextCursor` always reaches the end.
  */
 async function validPage(
   deps: Pick<Deps, "events">,
@@ -423,13 +491,21 @@ async function validPage(
   budget: TokenBudget,
   scope: string | undefined,
   section: "tail" | "events",
-): Promise<{ events: SequencedEvent[]; nextCursor: string | null; earlierReadings: EarlierReading[] }> {
+  mayDefer = false,
+): Promise<{
+  events: SequencedEvent[];
+  oversized: OversizedEvent[];
+  nextCursor: string | null;
+  earlierReadings: EarlierReading[];
+}> {
   const { subject, highWater } = snapshot;
   const policy = await deps.events.trustPolicy(subject);
   const resolver = new StandingResolver((ids) => deps.events.eventsById(subject, ids), policy, highWater);
   const events: SequencedEvent[] = [];
+  const oversized: OversizedEvent[] = [];
   const page = async (nextCursor: string | null) => ({
     events,
+    oversized,
     nextCursor,
     earlierReadings: await earlierReadingsAmong(deps, subject, ReadingRules.of(policy), resolver, events),
   });
@@ -440,8 +516,17 @@ async function validPage(
     resolver.remember(records);
     for (const { event } of records) {
       if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
-        if (events.length >= RECALL_PAGE_EVENTS || !budget.take(section, event))
-          return page(encodeCursor(position));
+        if (events.length >= RECALL_PAGE_EVENTS) return page(encodeCursor(position));
+        const offered = budget.offer(section, event);
+        if (offered === "later") return page(encodeCursor(position));
+        if (offered !== "taken") {
+          const skipped = { eventId: event.eventId, sequence: event.sequence, tokens: offered.tokens };
+          // The note naming it did not fit: a later page names it, unless this page must move on.
+          if (!budget.noteSkipped(skipped) && (mayDefer || events.length > 0))
+            return page(encodeCursor(position));
+          oversized.push(skipped);
+          return page(event.sequence < highWater ? encodeCursor(event.sequence) : null);
+        }
         events.push(event);
       }
       position = event.sequence;

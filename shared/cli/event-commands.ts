@@ -40,7 +40,9 @@ export const EVENT_COMMANDS: Record<string, Command> = {
           io,
           values,
           result,
-          `revoked ${eventId}: epoch ${result.inputEpoch}; STALE: ${result.staled.join(", ") || "none"}; rebuild requested`,
+          result.alreadyRevoked.length > 0
+            ? `${eventId} was already revoked: nothing appended (highWater ${result.highWater}, epoch ${result.inputEpoch})`
+            : `revoked ${eventId}: epoch ${result.inputEpoch}; STALE: ${result.staled.join(", ") || "none"}${result.rebuildRequested ? "; rebuild requested" : ""}`,
         );
         return EXIT.ok;
       });

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { MODELS } from "#adapters/models/models.ts";
-import { env } from "#runtime/config.ts";
+import { env, environmentProblem } from "#runtime/config.ts";
 import { classifyError, type ErrorKind } from "#runtime/errors.ts";
 import { ARTIFACT_COMMANDS } from "./artifact-commands.ts";
 import { AUDIT_COMMAND } from "./audit-command.ts";
@@ -190,6 +190,10 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   const command = COMMANDS[name];
   if (!command) {
     io.err(`memgate: unknown command "${name}"; run "memgate --help" for the list`);
+    return EXIT.badInput;
+  }
+  if (environmentProblem !== null) {
+    io.err(`memgate ${name}: ${environmentProblem}`);
     return EXIT.badInput;
   }
   let values: Values;

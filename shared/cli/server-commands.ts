@@ -3,14 +3,19 @@ import { startLocalServer } from "#http/local-server.ts";
 import { createMcpServer } from "#mcp/server.ts";
 import { InputError } from "#ports/errors.ts";
 import { env } from "#runtime/config.ts";
-import { boundedInt, type Command, storeCommand, subjectArg, text, withRuntime } from "./command.ts";
+import { boundedInt, type Command, storeCommand, subjectArg, text, texts, withRuntime } from "./command.ts";
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 
 /** The long-running entry points over the same runtime: the HTTP API and the MCP server. */
 export const SERVER_COMMANDS: Record<string, Command> = {
   serve: storeCommand(
-    "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. Prints its URL; one log line per request\ngoes to stderr. SIGINT or SIGTERM stops it after the current generation.",
-    { port: { type: "string" }, host: { type: "string" }, token: { type: "string" } },
+    "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--allowed-host NAME …] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. It answers requests addressed to an IP\naddress, localhost or a name given with --allowed-host (repeatable), and refuses writes a browser\nsends from another origin. Prints its URL; one log line per request goes to stderr. SIGINT or\nSIGTERM stops it after the current generation.",
+    {
+      port: { type: "string" },
+      host: { type: "string" },
+      token: { type: "string" },
+      "allowed-host": { type: "string", multiple: true },
+    },
     async (values, _positionals, io) => {
       const port = boundedInt(values, "port", 65_535) ?? 8787;
       const host = text(values, "host") ?? "127.0.0.1";
@@ -22,6 +27,13 @@ export const SERVER_COMMANDS: Record<string, Command> = {
       // RFC 6750's token characters: anything else could never be sent as Authorization: Bearer.
       if (token !== undefined && !/^[A-Za-z0-9._~+/-]+=*$/.test(token))
         throw new UsageError("--token may hold only letters, digits and - . _ ~ + / (then = padding)");
+      const allowedHosts = texts(values, "allowed-host").map((name) => {
+        if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/.test(name))
+          throw new UsageError(
+            "--allowed-host must be a host name (letters, digits, . and -), without a port",
+          );
+        return name;
+      });
       return withRuntime(values, io, async (deps) => {
         let server: Awaited<ReturnType<typeof startLocalServer>>;
         try {
@@ -29,6 +41,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
             port,
             host,
             token,
+            allowedHosts,
             out: (line) => io.out(line),
             log: (line) => io.err(`memgate: ${line}`),
           });

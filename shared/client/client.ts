@@ -123,7 +123,7 @@ export class MemgateClient {
     return this.request("GET", recallPath(subject, { ...query, format: "text" }));
   }
 
-  consolidate(subject: string): Promise<{ snapshot: Snapshot }> {
+  consolidate(subject: string): Promise<{ snapshot: Snapshot; queued: boolean; artifactId?: string }> {
     return this.request("POST", `/v1/subjects/${enc(subject)}/consolidations`);
   }
 

@@ -22,21 +22,34 @@ function powerOfTen(exponent: number): bigint {
   return powersOfTen[exponent] as bigint;
 }
 
-/** CONTRACT §4b "Bounded input": at most this many significant digits and this exponent. */
+/**
+ * CONTRACT §4b "Bounded input": at most this many significant digits, a magnitude (the exponent of
+ * the scientific form, whether written as an exponent or implied by leading or trailing zeros)
+ * within ±MAX_EXPONENT, and at most MAX_QUANTITY_CHARACTERS characters however it is written.
+ */
 export const MAX_SIGNIFICANT_DIGITS = 64;
 export const MAX_EXPONENT = 1000;
+/** The longhand of the smallest bounded magnitude (`0.` and 999 zeros before 64 digits) fits. */
+export const MAX_QUANTITY_CHARACTERS = 1100;
 
 /**
  * Whether a decimal string stays within the bounds exact arithmetic can afford: "1e999999999"
- * would take seconds of BigInt work and then fail, so it is refused where it enters.
+ * would take seconds of BigInt work and then fail, so it is refused where it enters; so is its
+ * longhand ("0.000…0001" with a million zeros), which is the same number.
  */
 export function isBoundedDecimal(text: string): boolean {
+  if (text.length > MAX_QUANTITY_CHARACTERS) return false;
   const parts = DECIMAL_PATTERN.test(text) ? DECIMAL_PARTS.exec(text) : null;
   if (!parts) return false;
   const [, , whole = "", fraction = "", exponentText] = parts;
-  const digits = `${whole}${fraction}`.replace(/^0+/, "");
-  if (digits.length > MAX_SIGNIFICANT_DIGITS) return false;
-  return exponentText === undefined || Math.abs(Number.parseInt(exponentText, 10)) <= MAX_EXPONENT;
+  const written = exponentText === undefined ? 0 : Number.parseInt(exponentText, 10);
+  if (Math.abs(written) > MAX_EXPONENT) return false;
+  const digits = `${whole}${fraction}`;
+  const first = digits.search(/[1-9]/);
+  if (first < 0) return true; // zero, however many zeros it is written with
+  if (digits.length - first > MAX_SIGNIFICANT_DIGITS) return false;
+  const magnitude = written + whole.length - first - 1;
+  return Math.abs(magnitude) <= MAX_EXPONENT;
 }
 
 /** Parses a decimal string ("12500.00", "-1.5e3") into an exact rational; throws on anything else. */

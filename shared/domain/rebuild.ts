@@ -17,3 +17,18 @@ export function rebuildReason(
     return `${tail} events since the summary (rebuild after ${rebuildAfterEvents})`;
   return null;
 }
+
+/**
+ * Whether the published summary already is what consolidating this snapshot would make: it covers
+ * exactly the snapshot's high-water mark at the snapshot's epoch, so its inputs (the valid events
+ * through that mark under that epoch's policy and selector) are the snapshot's. A retried or
+ * repeated consolidation of an unchanged subject then publishes nothing new.
+ */
+export function summaryCoversSnapshot(
+  snapshot: { highWater: number; inputEpoch: number },
+  alias: { sourceEpoch: number; coversThrough: number } | null,
+): boolean {
+  return (
+    alias !== null && alias.coversThrough === snapshot.highWater && alias.sourceEpoch === snapshot.inputEpoch
+  );
+}

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { canonicalDate } from "./dates.ts";
-import { DECIMAL_PATTERN, isBoundedDecimal, MAX_EXPONENT, MAX_SIGNIFICANT_DIGITS } from "./quantity.ts";
+import {
+  DECIMAL_PATTERN,
+  isBoundedDecimal,
+  MAX_EXPONENT,
+  MAX_QUANTITY_CHARACTERS,
+  MAX_SIGNIFICANT_DIGITS,
+} from "./quantity.ts";
 
 /**
  * The public formats of CONTRACT.md as zod schemas. Every boundary (files, API bodies, queue
@@ -90,8 +96,51 @@ export const MAX_ASSERTIONS = 64;
 export const MAX_SUBJECT_CHARACTERS = 128;
 
 /**
- * A subject (CONTRACT §6): 1–128 characters after NFC normalisation, no control characters.
- * Parsing yields the NFC form, so one subject has one spelling everywhere it is stored.
+ * The size of everything an agent can send (CONTRACT §1 "Sizes"), so that nothing that parses
+ * costs more than a bounded amount of work: lengths in characters (code points) unless in bytes.
+ */
+export const LIMITS = {
+  keyCharacters: 256,
+  scopeCharacters: 128,
+  sourceCharacters: 128,
+  entityCharacters: 256,
+  unitCharacters: 64,
+  dateCharacters: 64,
+  /** A `{text}` value, as an event's text. */
+  textValueBytes: MAX_TEXT_BYTES,
+  scopesPerValue: 64,
+  supersedesPerEvent: 64,
+  revokesPerEvent: 1000,
+  blockedSources: 256,
+  /** A blocked source or prefix pattern, as a source. */
+  blockedSourceCharacters: 128,
+} as const;
+
+/** At most `limit` code points (lone surrogates are refused elsewhere, with their field). */
+function atMostCharacters(limit: number) {
+  return (text: string) => text.length <= limit || [...text].length <= limit;
+}
+
+/** A string field bounded in code points, its message naming the bound. */
+function boundedString(what: string, limit: number, required: string) {
+  return z
+    .string({ error: required })
+    .min(1, { error: `${what} must not be empty` })
+    .refine(atMostCharacters(limit), { error: `${what} must be at most ${limit} characters` });
+}
+
+/**
+ * Characters that make one subject look like another where people read it (the review page,
+ * logs): bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) and
+ * zero-width characters (U+00AD, U+200B–U+200D, U+2060, U+FEFF, as CONTRACT §4b lists them).
+ */
+const INVISIBLE_IN_SUBJECTS =
+  /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u00AD\u200B-\u200D\u2060\uFEFF]/u;
+
+/**
+ * A subject (CONTRACT §6): 1–128 characters after NFC normalisation, no control characters, no
+ * bidirectional controls or zero-width characters. Parsing yields the NFC form, so one subject has
+ * one spelling everywhere it is stored. The HTTP API, the command line and MCP parse with this.
  */
 export const Subject = z
   .string({ error: "subject must be a string" })
@@ -103,6 +152,10 @@ export const Subject = z
   })
   .refine((subject) => !/\p{Cc}/u.test(subject), {
     error: "subject must not hold control characters (newlines, tabs, NUL …)",
+  })
+  .refine((subject) => !INVISIBLE_IN_SUBJECTS.test(subject), {
+    error:
+      "subject must not hold bidirectional controls or zero-width characters (U+202E, U+200B …): they make one subject look like another",
   });
 
 export const EventId = z.string({ error: "must be a string event id" }).regex(EVENT_ID_PATTERN, {
@@ -113,32 +166,49 @@ export type EventId = z.infer<typeof EventId>;
 const VALUE_KINDS = ["text", "bool", "quantity", "date", "entity", "scopes"] as const;
 export type ValueKind = (typeof VALUE_KINDS)[number];
 
-const TextValue = z.object({ text: z.string({ error: "text must be a string" }) });
+const TextValue = z.object({
+  text: z
+    .string({ error: "text must be a string" })
+    .refine(
+      (text) => text.length <= LIMITS.textValueBytes / 3 || utf8.encode(text).length <= LIMITS.textValueBytes,
+      {
+        error: `text must be at most ${LIMITS.textValueBytes} bytes of UTF-8, as an event's text`,
+      },
+    ),
+});
 const BoolValue = z.object({ bool: z.boolean({ error: "bool must be true or false" }) });
 const QuantityValue = z.object({
   quantity: z
     .string({ error: 'quantity must be a decimal string such as "12500.00" (a JSON number is not accepted)' })
     .regex(DECIMAL_PATTERN, { error: 'quantity must be a decimal string such as "12500.00"' })
     .refine(isBoundedDecimal, {
-      error: `quantity must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits and an exponent within ±${MAX_EXPONENT}`,
+      error: `quantity must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits, a magnitude within 1e±${MAX_EXPONENT} however it is written (longhand included) and at most ${MAX_QUANTITY_CHARACTERS} characters`,
     }),
   unit: z
     .string({ error: "unit must be a string" })
     .min(1, { error: "unit must not be empty; omit it instead" })
+    .refine(atMostCharacters(LIMITS.unitCharacters), {
+      error: `unit must be at most ${LIMITS.unitCharacters} characters`,
+    })
     .optional(),
 });
 const DateValue = z.object({
   date: z
     .string({ error: "date must be an ISO 8601 string" })
+    .max(LIMITS.dateCharacters, { error: `date must be at most ${LIMITS.dateCharacters} characters` })
     .refine((text) => canonicalDate(text) !== null, {
       error: "date must be an ISO 8601 date (2026-11-20) or date-time (2026-11-20T10:00:00Z) that exists",
     }),
 });
-const EntityValue = z.object({ entity: z.string({ error: "entity must be a string" }).min(1) });
+const EntityValue = z.object({
+  entity: boundedString("entity", LIMITS.entityCharacters, "entity must be a string"),
+});
 const ScopesValue = z.object({
-  scopes: z.array(z.string({ error: "each scope must be a string" }).min(1), {
-    error: "scopes must be an array",
-  }),
+  scopes: z
+    .array(boundedString("each scope", LIMITS.scopeCharacters, "each scope must be a string"), {
+      error: "scopes must be an array",
+    })
+    .max(LIMITS.scopesPerValue, { error: `scopes holds at most ${LIMITS.scopesPerValue} scopes` }),
 });
 
 const VALUE_SCHEMAS = {
@@ -201,10 +271,10 @@ export const Polarity = z.enum(["affirmed", "negated"], {
 export type Polarity = z.infer<typeof Polarity>;
 
 export const Assertion = z.object({
-  key: z.string({ error: "key is required: a string such as project:alpha/budget" }).min(1),
+  key: boundedString("key", LIMITS.keyCharacters, "key is required: a string such as project:alpha/budget"),
   value: Value.transform(pickValueFields),
   polarity: Polarity,
-  scope: z.string({ error: "scope must be a string" }).min(1).default("global"),
+  scope: boundedString("scope", LIMITS.scopeCharacters, "scope must be a string").default("global"),
 });
 export type Assertion = z.infer<typeof Assertion>;
 
@@ -239,13 +309,22 @@ export const MemoryEventObject = z
       .array(Assertion, { error: "assertions must be an array" })
       .max(MAX_ASSERTIONS, { error: `at most ${MAX_ASSERTIONS} assertions per event` })
       .optional(),
-    supersedes: z.array(EventId, { error: "supersedes must be an array of event ids" }).optional(),
-    revokes: z.array(EventId, { error: "revokes must be an array of event ids" }).optional(),
+    supersedes: z
+      .array(EventId, { error: "supersedes must be an array of event ids" })
+      .max(LIMITS.supersedesPerEvent, {
+        error: `supersedes names at most ${LIMITS.supersedesPerEvent} events`,
+      })
+      .optional(),
+    revokes: z
+      .array(EventId, { error: "revokes must be an array of event ids" })
+      .max(LIMITS.revokesPerEvent, { error: `revokes names at most ${LIMITS.revokesPerEvent} events` })
+      .optional(),
     taskStatus: z.enum(["open", "done"], { error: 'taskStatus must be "open" or "done"' }).optional(),
     trust: Trust.default("user"),
-    source: z.string({ error: "source must be a string" }).min(1).optional(),
+    source: boundedString("source", LIMITS.sourceCharacters, "source must be a string").optional(),
     occurredAt: z
       .string({ error: "occurredAt must be an ISO 8601 string" })
+      .max(LIMITS.dateCharacters, { error: `occurredAt must be at most ${LIMITS.dateCharacters} characters` })
       .refine((text) => canonicalDate(text) !== null, {
         error: "occurredAt must be an ISO 8601 date or date-time",
       })
@@ -320,7 +399,18 @@ export const LatestRules = z
 
 export const TrustPolicy = z.object({
   minTrust: Trust.default("tool"),
-  blockedSources: z.array(z.string({ error: "each blocked source must be a string" }).min(1)).default([]),
+  blockedSources: z
+    .array(
+      boundedString(
+        "each blocked source",
+        LIMITS.blockedSourceCharacters,
+        "each blocked source must be a string",
+      ),
+    )
+    .max(LIMITS.blockedSources, {
+      error: `blockedSources holds at most ${LIMITS.blockedSources} sources or prefixes`,
+    })
+    .default([]),
   /** Keys whose values are readings: the latest reading holds, the others are earlier readings. */
   latest: LatestRules.optional(),
 });

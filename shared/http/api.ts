@@ -1,6 +1,7 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
+import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { HTTPException } from "hono/http-exception";
@@ -9,10 +10,12 @@ import { MAX_REQUEST_BYTES, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
 import { artifactRoutes } from "./artifact-routes.ts";
 import { API_COMPONENTS } from "./components.ts";
 import { eventRoutes } from "./event-routes.ts";
+import { idempotentPosts } from "./idempotency.ts";
 import { HttpProblemError, problemOf } from "./problems.ts";
 import { recallRoutes } from "./recall-routes.ts";
 import { reviewPageRoutes } from "./review-page-routes.ts";
 import { reviewRoutes } from "./review-routes.ts";
+import { subjectSegmentChecked } from "./router.ts";
 import { policyRoutes, settingsRoutes, subjectRoutes } from "./settings-routes.ts";
 
 export interface ApiOptions {
@@ -20,6 +23,12 @@ export interface ApiOptions {
   deps: Deps;
   /** When set, every route but /healthz needs `Authorization: Bearer <token>` (memgate serve). */
   token?: string | undefined;
+  /**
+   * `memgate serve`'s guard against other origins (absent behind API Gateway): a request whose
+   * `Host` is not an IP address, `localhost` or one of these names is refused (DNS rebinding), and
+   * so is a state-changing request a browser sent from another origin (see `browserGuard`).
+   */
+  allowedHosts?: readonly string[] | undefined;
   /** One line per request (method, path, status, milliseconds). */
   logRequest?: (line: string) => void;
   /** Called for each 500 with the error (the answer only says it was logged). */
@@ -53,6 +62,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
       `${c.req.method} ${new URL(c.req.url).pathname} ${c.res.status} ${Math.round(performance.now() - started)}ms`,
     );
   });
+  if (options.allowedHosts !== undefined) app.use("*", browserGuard(options.allowedHosts));
   // The health check and the review page's static files hold no memory: the page asks for the
   // token and sends it with every API call it makes.
   if (options.token !== undefined)
@@ -71,6 +81,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
       },
     }),
   );
+  app.use("*", idempotentPosts());
   app.onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();
     const problem = problemOf(error);
@@ -90,6 +101,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     ),
   );
 
+  app.use("/v1/subjects/*", subjectSegmentChecked);
   app
     .route("/", eventRoutes(deps))
     .route("/", recallRoutes(deps, options.recallServed))
@@ -114,27 +126,70 @@ export function createApi(options: ApiOptions): OpenAPIHono {
 }
 
 /**
- * `Authorization: Bearer <token>` through Hono's bearer auth (a constant-time comparison); every
- * refusal, a missing, malformed or wrong token alike, is the contract's 401.
+ * `Authorization: Bearer <token>`, the scheme in any case (RFC 9110 §11.1); every refusal, a
+ * missing, malformed or wrong token alike, is the contract's 401. The token is compared by its
+ * SHA-256 digest in constant time, so neither its content nor its length shows in the timing.
  */
-function tokenRequired(token: string) {
-  const unauthorized = (c: Context) => {
-    c.header("WWW-Authenticate", 'Bearer realm="memgate"');
-    return c.json(
-      new HttpProblemError(
+function tokenRequired(token: string): MiddlewareHandler {
+  const expected = createHash("sha256").update(token).digest();
+  return async (c, next) => {
+    const sent = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("Authorization") ?? "")?.[1];
+    const digest = createHash("sha256")
+      .update(sent ?? "")
+      .digest();
+    if (sent === undefined || !timingSafeEqual(digest, expected)) {
+      c.header("WWW-Authenticate", 'Bearer realm="memgate"');
+      return c.json(
+        new HttpProblemError(
+          401,
+          "unauthorized",
+          "Authorization: send the token memgate serve was started with, as Authorization: Bearer <token>",
+          "Authorization",
+        ).body(),
         401,
-        "unauthorized",
-        "Authorization: send the token memgate serve was started with, as Authorization: Bearer <token>",
-        "Authorization",
-      ).body(),
-      401,
-    );
+      );
+    }
+    await next();
   };
-  return bearerAuth({
-    token,
-    realm: "memgate",
-    noAuthenticationHeader: { message: unauthorized },
-    invalidAuthenticationHeader: { message: unauthorized },
-    invalidToken: { message: unauthorized },
-  });
+}
+
+const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * What keeps a web page the user visits from using `memgate serve` (CONTRACT §6 "Other origins").
+ * DNS rebinding: a `Host` that is not an IP address, `localhost` or a configured name is refused
+ * (a rebound name points at the server but keeps its own name). Cross-origin writes: a browser
+ * sends `Origin` with every POST, PUT and DELETE (even `no-cors` ones, which skip the preflight);
+ * one whose host is not the request's `Host` is refused, as is `Sec-Fetch-Site: cross-site`.
+ * Programs that send no `Origin` (curl, the client, agents) are unaffected.
+ */
+function browserGuard(allowedHosts: readonly string[]): MiddlewareHandler {
+  const named = new Set(allowedHosts.map((host) => host.toLowerCase()));
+  const forbidden = (field: string, message: string) =>
+    new HttpProblemError(403, "forbidden", `${field}: ${message}`, field);
+  return async (c, next) => {
+    const host = (c.req.header("Host") ?? "").toLowerCase();
+    const hostname = host.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
+    if (!(isIP(hostname) !== 0 || hostname === "localhost" || named.has(hostname)))
+      throw forbidden(
+        "Host",
+        `"${host.slice(0, 100)}" is not an address memgate serve answers to; start it with --allowed-host NAME to answer to a name`,
+      );
+    if (UNSAFE_METHODS.has(c.req.method)) {
+      const origin = c.req.header("Origin");
+      let originHost: string | null = null;
+      if (origin !== undefined) {
+        try {
+          originHost = new URL(origin).host.toLowerCase();
+        } catch {
+          originHost = null;
+        }
+      }
+      if (origin !== undefined && originHost !== host)
+        throw forbidden("Origin", `a write from another origin (${origin.slice(0, 100)}) is refused`);
+      if (c.req.header("Sec-Fetch-Site") === "cross-site")
+        throw forbidden("Origin", "a write from another site is refused");
+    }
+    await next();
+  };
 }

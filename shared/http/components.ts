@@ -61,6 +61,8 @@ const Clock = z.object({
   alias: AliasView.nullable(),
   staled: z.array(z.string()).optional(),
   rebuildRequested: z.boolean().optional(),
+  /** Revocations: the ids a valid revocation already revoked (nothing appended for them). */
+  alreadyRevoked: z.array(z.string()).optional(),
 });
 const AppendResult = z.object({
   appended: z.array(z.string()),
@@ -105,6 +107,9 @@ const Recall = z.object({
     unresolvedConflicts: z.number().int(),
     summary: z.boolean(),
     cold: z.number().int(),
+    oversized: z.array(
+      z.object({ eventId: z.string(), sequence: z.number().int(), tokens: z.number().int() }),
+    ),
   }),
   nextCursor: z.string().nullable(),
   servedTokens: z.number().int(),
@@ -124,7 +129,13 @@ const ArtifactRecord = z.object({
   createdAt: z.string(),
 });
 
-const Queued = z.object({ snapshot: Snapshot });
+const Queued = z.object({
+  snapshot: Snapshot,
+  /** False when the published summary already covers the snapshot: nothing was queued. */
+  queued: z.boolean(),
+  /** The published summary that already covers the snapshot (when nothing was queued). */
+  artifactId: z.string().optional(),
+});
 const ArtifactList = z.object({ artifacts: z.array(ArtifactRecord) });
 const Artifact = z.object({ record: ArtifactRecord, manifest: z.object({}).loose(), body: Output });
 const Settings = SettingsPatch;

@@ -87,6 +87,7 @@ export function eventRoutes(deps: Deps) {
           ...clockView(await deps.events.snapshot(subject)),
           staled: outcome.staled,
           rebuildRequested: outcome.rebuildRequested,
+          alreadyRevoked: outcome.alreadyRevoked,
         },
         200,
       );

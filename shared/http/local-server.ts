@@ -9,6 +9,11 @@ export interface LocalServerOptions {
   port: number;
   host: string;
   token?: string | undefined;
+  /**
+   * Host names it answers to besides IP addresses and localhost (DNS rebinding); writes a browser
+   * sends from another origin are refused whatever this holds.
+   */
+  allowedHosts?: readonly string[];
   /** How often the sweep requests the rebuilds committed state calls for (default one minute). */
   sweepEveryMs?: number;
   /** Results (the URL) go out, one line per request and the worker's lines go to log. */
@@ -31,6 +36,7 @@ export async function startLocalServer(deps: Deps, options: LocalServerOptions):
   const app = createApi({
     deps,
     token: options.token,
+    allowedHosts: options.allowedHosts ?? [],
     logRequest: options.log,
     logUnexpected: (error) =>
       options.log(

@@ -5,7 +5,7 @@ export interface ProblemBody {
   error: { code: string; message: string; field?: string };
 }
 
-export type ProblemStatus = 400 | 401 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** An HTTP answer other than success, with the field it concerns and when to retry. */
 export class HttpProblemError extends Error {

@@ -3,6 +3,7 @@ import type { Deps } from "#app/deps.ts";
 import { type RecallFormat, recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
+import { summaryCoversSnapshot } from "#domain/rebuild.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { Answers } from "./components.ts";
 import {
@@ -81,8 +82,12 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
     })
     .openapi(consolidate, async (c) => {
       const snapshot = await mustExist(deps, parseSubject(c.req.valid("param").subject));
+      // A retry, or a request on an unchanged subject: the published summary is the answer.
+      const alias = snapshot.expectedAlias;
+      if (alias !== null && summaryCoversSnapshot(snapshot, alias))
+        return c.json({ snapshot, queued: false, artifactId: alias.parentArtifactId }, 202);
       await deps.queue.send(snapshot);
-      return c.json({ snapshot }, 202);
+      return c.json({ snapshot, queued: true }, 202);
     });
 }
 

@@ -1,7 +1,10 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import type { Deps } from "#app/deps.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
+import { firstDuplicateKey, parseStrictJson } from "#domain/strict-json.ts";
+import { decodeStrictUtf8 } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
@@ -73,7 +76,29 @@ export const subjectRoute = routesOn(SubjectPath);
 /** A route on one artifact (`{artifactId}` in its path). */
 export const artifactRoute = routesOn(ArtifactPath);
 
-/** The subject path segment under the contract's rule (1–128 characters after NFC, no controls). */
+/**
+ * Every `/v1/subjects/{subject}/…` request: the segment as sent (before any lenient decoding) must
+ * be percent-encoded UTF-8 and a subject under the contract's rule; `%FF` is a 400, never the
+ * literal subject "%FF". Runs before every subject route, so the handlers read a checked subject.
+ */
+export const subjectSegmentChecked: MiddlewareHandler = async (c, next) => {
+  const segment = /^\/v1\/subjects\/([^/]*)/.exec(new URL(c.req.url).pathname)?.[1];
+  if (segment !== undefined) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw invalid("subject", "must be percent-encoded UTF-8 (a %XX sequence decodes to no character)");
+    }
+    parseSubject(decoded);
+  }
+  await next();
+};
+
+/**
+ * The subject path segment under the contract's rule (1–128 characters after NFC, no controls, no
+ * bidirectional controls or zero-width characters).
+ */
 export function parseSubject(raw: string): string {
   const parsed = Subject.safeParse(raw);
   if (!parsed.success) throw invalid("subject", firstIssue(parsed.error, "subject").message);
@@ -140,7 +165,35 @@ function mediaType(request: Request): string {
   return (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 
-/** A JSON body (415 for any other media type, 400 for text that is not JSON). */
+/**
+ * A body's text, decoded as strict UTF-8: invalid bytes are a 400 naming the byte offset (as the
+ * command line refuses a file), never stored as U+FFFD.
+ */
+async function readText(request: Request): Promise<string> {
+  const decoded = decodeStrictUtf8(new Uint8Array(await request.arrayBuffer()));
+  if (!decoded.ok)
+    throw invalid(
+      "body",
+      `line ${decoded.line} is not valid UTF-8 (byte offset ${decoded.offset}); send UTF-8 text`,
+    );
+  return decoded.text;
+}
+
+/**
+ * JSON text as strictly as a candidate (CONTRACT §4b): one value, and no object with a key twice
+ * (JSON.parse would keep the last one silently); the 400 names the duplicated field.
+ */
+function parseJsonText(text: string, where: string, notJson: string): unknown {
+  const parsed = parseStrictJson(text);
+  if (parsed.ok) return parsed.value;
+  const duplicate = firstDuplicateKey(text);
+  if (duplicate === null) throw invalid(where, notJson);
+  const inside = duplicate.path.replace(/^\$\.?/, "");
+  const field = `${where === "body" ? "" : `${where} `}${inside === "" ? "" : `${inside}.`}${duplicate.key}`;
+  throw invalid(field, `appears twice in one object; send each field once`);
+}
+
+/** A JSON body (415 for any other media type, 400 for text that is not strict JSON in UTF-8). */
 export async function readJson(request: Request): Promise<unknown> {
   const type = mediaType(request);
   if (type !== "application/json")
@@ -150,12 +203,7 @@ export async function readJson(request: Request): Promise<unknown> {
       `content-type: send application/json, got "${type}"`,
       "content-type",
     );
-  const text = await request.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalid("body", "not valid JSON");
-  }
+  return parseJsonText(await readText(request), "body", "not valid JSON");
 }
 
 /**
@@ -166,16 +214,12 @@ export async function readJson(request: Request): Promise<unknown> {
 export async function readEvents(request: Request): Promise<MemoryEvent[]> {
   let raw: unknown[];
   if (mediaType(request) === "application/x-ndjson") {
-    const lines = (await request.text()).split("\n");
+    const lines = (await readText(request)).split("\n");
     raw = [];
     for (const [index, line] of lines.entries()) {
       if (line.trim() === "") continue;
       if (raw.length >= MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
-      try {
-        raw.push(JSON.parse(line));
-      } catch {
-        throw invalid(`line ${index + 1}`, "not valid JSON (NDJSON: one event per line)");
-      }
+      raw.push(parseJsonText(line, `line ${index + 1}`, "not valid JSON (NDJSON: one event per line)"));
     }
   } else {
     const body = await readJson(request);

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { decodeStrictUtf8 } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
 
 /**
@@ -17,55 +18,16 @@ export async function readUserText(path: string, what: string): Promise<string> 
   return text.startsWith("\uFEFF") ? text.slice(1) : text;
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
  * Decodes UTF-8, refusing invalid bytes (never stored as U+FFFD): InputError naming the line and
  * byte offset of the first bad sequence.
  */
 export function decodeUtf8(bytes: Uint8Array, where: string): string {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch (error) {
-    const offset = firstInvalidUtf8(bytes);
-    let line = 1;
-    for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++;
-    throw new InputError(
-      `${where}: line ${line} is not valid UTF-8 (byte offset ${offset}); save the file as UTF-8`,
-      { cause: error },
-    );
-  }
-}
-
-/** The offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629). */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i] as number;
-    const need =
-      b < 0x80
-        ? 0
-        : b >= 0xc2 && b <= 0xdf
-          ? 1
-          : b >= 0xe0 && b <= 0xef
-            ? 2
-            : b >= 0xf0 && b <= 0xf4
-              ? 3
-              : -1;
-    if (need < 0) return i;
-    const second = bytes[i + 1] ?? 0;
-    if (need >= 2) {
-      const low = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
-      const high = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
-      if (second < low || second > high) return i;
-    }
-    for (let k = 1; k <= need; k++) {
-      const next = bytes[i + k];
-      if (next === undefined || (next & 0xc0) !== 0x80) return i;
-    }
-    i += need + 1;
-  }
-  return bytes.length;
+  const decoded = decodeStrictUtf8(bytes);
+  if (decoded.ok) return decoded.text;
+  throw new InputError(
+    `${where}: line ${decoded.line} is not valid UTF-8 (byte offset ${decoded.offset}); save the file as UTF-8`,
+  );
 }
 
 async function readStdin(): Promise<Uint8Array> {

@@ -9,12 +9,12 @@ import { appendEvents, revokeEvents } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
 import { recall } from "#app/recall.ts";
-import { RecallQuery } from "#app/recall-options.ts";
+import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS, RecallQuery } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { EventId, MemoryEvent, MemoryEventObject, Subject } from "#domain/schemas.ts";
-import { InputError } from "#ports/errors.ts";
+import { InputError, NotFoundError } from "#ports/errors.ts";
 import { classifyError } from "#runtime/errors.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
@@ -91,6 +91,13 @@ export function createMcpServer(options: McpOptions): Server {
           highWater: outcome.highWater,
           inputEpoch: outcome.inputEpoch,
           rebuildRequested: outcome.rebuildRequested,
+          // Said as it is: this server runs no worker, so a queued rebuild waits for a consumer.
+          ...(outcome.rebuildRequested
+            ? {
+                rebuild:
+                  "queued in the store: it runs when the consolidate tool is called, or by memgate serve or memgate sweep over the same store; until then recall answers the raw valid events",
+              }
+            : {}),
         };
       },
     }),
@@ -102,7 +109,11 @@ export function createMcpServer(options: McpOptions): Server {
           subject: subjectField,
           scope: z.string().min(1).max(128).optional().describe("that scope's items and the global ones"),
           budget: z.number().int().min(0).max(100_000_000).optional().describe("at most this many tokens"),
-          query: z.string().max(1000).optional().describe("words to find among cold events"),
+          query: z
+            .string()
+            .max(MAX_QUERY_CHARACTERS)
+            .optional()
+            .describe(`words to find among cold events (at most ${MAX_QUERY_WORDS})`),
           cursor: z.string().max(200).optional().describe("nextCursor of the previous answer"),
           format: z
             .enum(["text", "json"])
@@ -116,8 +127,14 @@ export function createMcpServer(options: McpOptions): Server {
           format,
           ...(budget === undefined ? {} : { budget: String(budget) }),
         });
+        const named = subjectOf(subject);
         const options = { ...parsed, searchHint: MCP_SEARCH_HINT };
-        const answer = await recall(deps, subjectOf(subject), options);
+        const answer = await recall(deps, named, options);
+        // As the HTTP API's 404: a subject with no events is unknown, not an empty memory.
+        if (answer.highWater === 0)
+          throw new NotFoundError(`subject: no events for "${named}"; remember some first`, {
+            field: "subject",
+          });
         return format === "text" ? new TextAnswer(renderServedRecallText(answer, options).text) : answer;
       },
     }),
@@ -136,7 +153,13 @@ export function createMcpServer(options: McpOptions): Server {
         .strict(),
       call: async ({ subject, eventIds, reason }) => {
         const outcome = await revokeEvents(deps, subjectOf(subject), eventIds, reason);
-        return { revoked: eventIds, inputEpoch: outcome.inputEpoch, staled: outcome.staled };
+        const already = new Set(outcome.alreadyRevoked);
+        return {
+          revoked: eventIds.filter((id) => !already.has(id)),
+          alreadyRevoked: outcome.alreadyRevoked,
+          inputEpoch: outcome.inputEpoch,
+          staled: outcome.staled,
+        };
       },
     }),
     consolidate: tool({

@@ -101,9 +101,12 @@ export class StoreContentionError extends Error {
 
 /** A record the caller named does not exist. */
 export class NotFoundError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** What names the missing thing (`subject`, `artifactId`), when the message is about one field. */
+  readonly field: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; field?: string }) {
     super(message, options);
     this.name = "NotFoundError";
+    this.field = options?.field;
   }
 }
 

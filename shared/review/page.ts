@@ -395,7 +395,15 @@ function reviewApp(): void {
     void loadSubjects();
   });
   void loadSubjects().then(() => {
-    if (location.hash.length > 1) void showSubject(decodeURIComponent(location.hash.slice(1)));
+    if (location.hash.length <= 1) return;
+    // A hand-typed fragment may not be percent-encoding (`#%`): show the list, never throw.
+    let subject: string;
+    try {
+      subject = decodeURIComponent(location.hash.slice(1));
+    } catch {
+      return;
+    }
+    void showSubject(subject);
   });
 }
 

@@ -35,6 +35,14 @@ const Environment = z.object({
 const parsed = Environment.safeParse(
   Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== "")),
 );
-if (!parsed.success) throw new Error(`memgate: bad environment setting (${describeIssues(parsed.error)})`);
 
-export const env = parsed.data;
+/**
+ * What is wrong with the environment, or null. A module cannot fail its own import cleanly (the
+ * process would end with a stack trace), so the command line reports this as one line and exit 2
+ * before any command runs; `env` then holds no settings.
+ */
+export const environmentProblem: string | null = parsed.success
+  ? null
+  : `bad environment setting: ${describeIssues(parsed.error)}`;
+
+export const env = parsed.success ? parsed.data : Environment.parse({});

@@ -78,7 +78,7 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof AppendRejectedError || error instanceof EventLogError)
     return { kind: "bad-input", code: "invalid-input", message: error.message, field: "events" };
   if (error instanceof NotFoundError)
-    return { kind: "not-found", code: "not-found", message: error.message, field: "path" };
+    return { kind: "not-found", code: "not-found", message: error.message, field: error.field ?? "path" };
   if (error instanceof EventConflictError || error instanceof AlreadyWrittenError)
     return {
       kind: "write-once-conflict",

@@ -158,6 +158,29 @@ describe("bounded input on the command line", () => {
     expect(JSON.parse((await memgate(["artifacts", "alex", "--json", "--home", home])).stdout)).toEqual([]);
   });
 
+  it("a bad environment setting is one line and exit 2 for any command, not a stack trace from module load", async () => {
+    for (const args of [
+      ["clock", "alex"],
+      ["gate", "--events", "x.jsonl", "--candidate", "y.json"],
+    ]) {
+      const result = await memgate(args, { env: { MEMGATE_REPAIR_ATTEMPTS: "0" } });
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(/bad environment setting: MEMGATE_REPAIR_ATTEMPTS/);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it("a subject holding a bidi control is exit 2 on the command line, as over HTTP and MCP", async () => {
+    const home = freshHome();
+    await refused(
+      ["clock", "ali\u202Ece"],
+      home,
+      2,
+      /subject must not hold bidirectional controls or zero-width/,
+    );
+  });
+
   it("an unreachable engine is exit 3 with one line (the contract's 1 is the gate's)", async () => {
     const result = await memgate(["clock", "alex", "--store", "aws"], {
       env: {

@@ -138,5 +138,26 @@ describe("memgate mcp", () => {
     expect(unknownEvent.text).toMatch(/nope-1/);
     const stranger = await call("recall", { subject: "x".repeat(200) });
     expect(stranger.text).toMatch(/^subject: /);
+    const hidden = await call("remember", {
+      subject: "ana\u202E",
+      events: [{ eventId: "h-1", kind: "fact", text: "x" }],
+    });
+    expect(hidden.isError).toBe(true);
+    expect(hidden.text).toMatch(/^subject: .*bidirectional controls or zero-width/);
+  });
+
+  it("recall of a subject with no events is an error, as HTTP's 404 (it answered an empty raw recall)", async () => {
+    const unknown = await call("recall", { subject: "mcp/nobody" });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toMatch(/^subject: no events for "mcp\/nobody"/);
+  });
+
+  it("remember says what happens to the rebuild it requests: nothing runs it until a consumer does", async () => {
+    const answer = await call("remember", {
+      subject: "mcp/rebuild",
+      events: [{ eventId: "r-1", kind: "fact", text: "Backups run nightly." }],
+    });
+    expect(answer.json.rebuildRequested).toBe(true);
+    expect(answer.json.rebuild).toMatch(/runs when the consolidate tool is called/);
   });
 });

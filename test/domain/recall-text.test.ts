@@ -206,7 +206,7 @@ describe("recall as text: examples", () => {
   });
 
   it("says what the budget left out and that inputs stay cold, counted or not", () => {
-    const omitted = { claims: 2, pending: 1, unresolvedConflicts: 0, summary: true, cold: 3 };
+    const omitted = { claims: 2, pending: 1, unresolvedConflicts: 0, summary: true, cold: 3, oversized: [] };
     const counted = renderRecallText(recallOf({ claims: [claim("k", { bool: true })], omitted }), {
       coldInputs: 1,
       searchHint: "memgate recall SUBJECT --query WORDS",

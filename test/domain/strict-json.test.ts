@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { gateCandidateText } from "#domain/gate/index.ts";
 import { firstDuplicateKey, parseStrictJson } from "#domain/strict-json.ts";
-import { firstInvalidUtf8 } from "#io/read-text.ts";
+import { firstInvalidUtf8 } from "#domain/utf8.ts";
 import { candidate, codes, contextOf, fact, log, settled } from "../support/builders.ts";
 
 describe("strict candidate JSON", () => {
