@@ -4,11 +4,124 @@ import cl100k from "js-tiktoken/ranks/cl100k_base";
 /**
  * The budget's tokenizer (CONTRACT §4a: cl100k_base). The rank table is imported statically, so
  * a bundle (a Lambda's) carries it and needs no file beside it; importing it costs ~10 ms (it is
- * one string), while building the encoder from it is the expensive part, done on the first count.
+ * one string), while building the rank map from it is the expensive part, done on the first count.
+ *
+ * The count is js-tiktoken's, computed with a faster merge: its byte-pair merge rescans every pair
+ * after each merge (quadratic in a piece's length: a 16 KiB run of one letter took minutes), so
+ * one event could stall every budgeted recall. Here each piece of the pattern's split is merged
+ * with a heap of adjacent pairs (lowest rank first, leftmost among equals: the same merges in the
+ * same order, so the same tokens), O(n log n). Special-token text (`<|endoftext|>`) is counted as
+ * ordinary text, never refused: memory may quote anything.
  */
-let encoder: Tiktoken | undefined;
+let table: { ranks: ReadonlyMap<string, number>; pieces: RegExp } | undefined;
+
+function loadTable() {
+  if (table === undefined) {
+    // The rank map js-tiktoken builds from the table (byte values joined by commas → rank).
+    const encoder = new Tiktoken(cl100k) as unknown as { rankMap: Map<string, number> };
+    table = { ranks: encoder.rankMap, pieces: new RegExp(cl100k.pat_str, "gu") };
+  }
+  return table;
+}
+
+const utf8 = new TextEncoder();
 
 export function countTokens(text: string): number {
-  encoder ??= new Tiktoken(cl100k);
-  return encoder.encode(text).length;
+  const { ranks, pieces } = loadTable();
+  let count = 0;
+  for (const match of text.matchAll(pieces)) {
+    const piece = utf8.encode(match[0]);
+    count += ranks.has(piece.join(",")) ? 1 : mergedParts(piece, ranks);
+  }
+  return count;
+}
+
+/** The number of tokens byte-pair merging leaves of one piece (every single byte has a rank). */
+export function mergedParts(bytes: Uint8Array, ranks: ReadonlyMap<string, number>): number {
+  const n = bytes.length;
+  if (n <= 1) return n;
+  // Parts are identified by their start; `end`, `next` and `prev` link the live ones.
+  const end = new Int32Array(n);
+  const next = new Int32Array(n);
+  const prev = new Int32Array(n);
+  const alive = new Uint8Array(n).fill(1);
+  for (let i = 0; i < n; i++) {
+    end[i] = i + 1;
+    next[i] = i + 1;
+    prev[i] = i - 1;
+  }
+  const heap = new PairHeap();
+  const offer = (start: number) => {
+    const right = next[start] as number;
+    if (start < 0 || right >= n) return;
+    const stop = end[right] as number;
+    const rank = ranks.get(bytes.subarray(start, stop).join(","));
+    if (rank !== undefined) heap.push(rank, start, right, stop);
+  };
+  for (let i = 0; i < n - 1; i++) offer(i);
+  let parts = n;
+  for (let pair = heap.pop(); pair !== undefined; pair = heap.pop()) {
+    const [, start, right, stop] = pair;
+    // A stale pair: one of its parts has merged since it was offered.
+    if (!alive[start] || end[start] !== right || !alive[right] || end[right] !== stop) continue;
+    end[start] = stop;
+    alive[right] = 0;
+    const after = next[right] as number;
+    next[start] = after;
+    if (after < n) prev[after] = start;
+    parts--;
+    offer(prev[start] as number);
+    offer(start);
+  }
+  return parts;
+}
+
+/** A binary min-heap of adjacent pairs ordered by rank, then by start (leftmost first). */
+class PairHeap {
+  private readonly items: Array<[number, number, number, number]> = [];
+
+  push(rank: number, start: number, right: number, stop: number): void {
+    const items = this.items;
+    items.push([rank, start, right, stop]);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(i, parent)) break;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  pop(): [number, number, number, number] | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (top === undefined || last === undefined || items.length === 0) return top;
+    items[0] = last;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let least = i;
+      if (left < items.length && this.before(left, least)) least = left;
+      if (right < items.length && this.before(right, least)) least = right;
+      if (least === i) return top;
+      this.swap(i, least);
+      i = least;
+    }
+  }
+
+  private before(a: number, b: number): boolean {
+    const x = this.items[a] as [number, number, number, number];
+    const y = this.items[b] as [number, number, number, number];
+    return x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]);
+  }
+
+  private swap(a: number, b: number): void {
+    const items = this.items;
+    [items[a], items[b]] = [
+      items[b] as [number, number, number, number],
+      items[a] as [number, number, number, number],
+    ];
+  }
 }
