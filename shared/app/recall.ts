@@ -128,6 +128,11 @@ export type RecallFormat = "json" | "text";
 
 /** At most this many events in one recall answer; `nextCursor` pages on. */
 export const RECALL_PAGE_EVENTS = 1000;
+/**
+ * At most about this many bytes of events (as JSON) in one page: an event may hold a megabyte
+ * (64 assertions of 16 KiB), so a page is bounded by its size as well as by its count.
+ */
+export const RECALL_PAGE_BYTES = 5 * 1024 * 1024;
 /** At most this many cold events matching a query. */
 export const RECALL_COLD_MATCHES = 20;
 
@@ -476,7 +481,7 @@ async function coldMatches(
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read
  * in store pages, each event judged by the selector's rule from its own actors (never the whole
- * log), until RECALL_PAGE_EVENTS valid events or the token budget. An event larger than what any
+ * log), until RECALL_PAGE_EVENTS valid events, RECALL_PAGE_BYTES or the token budget. An event larger than what any
  * page leaves its items is skipped, named in `oversized`, and ends the page (so one page counts
  * the tokens of at most one event it does not serve). A page that holds nothing before its events
  * (raw, or continuing by cursor) serves or skips at least one, the note naming a skipped event
@@ -510,6 +515,7 @@ async function validPage(
     earlierReadings: await earlierReadingsAmong(deps, subject, ReadingRules.of(policy), resolver, events),
   });
   let position = after;
+  let bytes = 0;
   while (position < highWater) {
     const records = await deps.events.eventsPage(subject, position, highWater, RECALL_PAGE_EVENTS);
     if (records.length === 0) break;
@@ -517,6 +523,8 @@ async function validPage(
     for (const { event } of records) {
       if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
         if (events.length >= RECALL_PAGE_EVENTS) return page(encodeCursor(position));
+        const size = JSON.stringify(event).length;
+        if (events.length > 0 && bytes + size > RECALL_PAGE_BYTES) return page(encodeCursor(position));
         const offered = budget.offer(section, event);
         if (offered === "later") return page(encodeCursor(position));
         if (offered !== "taken") {
@@ -528,6 +536,7 @@ async function validPage(
           return page(event.sequence < highWater ? encodeCursor(event.sequence) : null);
         }
         events.push(event);
+        bytes += size;
       }
       position = event.sequence;
     }
