@@ -3,8 +3,9 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { itemlessRecall, type Recall } from "#app/recall.ts";
-import { renderRecallText } from "#app/recall-text.ts";
+import { renderRecallText, textSkippedTokens } from "#app/recall-text.ts";
 import type { Claim, SequencedEvent, ValueData } from "#domain/schemas.ts";
+import { countTokens } from "#domain/tokens.ts";
 import { settled } from "../support/builders.ts";
 
 /**
@@ -203,6 +204,15 @@ describe("recall as text: examples", () => {
       '"a: b": "1 x ← y" ← "not an id"',
       '" padded": (none) ← e-1',
     ]);
+  });
+
+  it("names an event larger than the whole budget on a line of its own, which its cost counts", () => {
+    const skipped = { eventId: "big-1", sequence: 4, tokens: 900 };
+    const empty = recallOf({});
+    const text = renderRecallText(recallOf({ omitted: { ...empty.omitted, oversized: [skipped] } }), {});
+    const line = "# skipped, larger than the budget: big-1 (900 tokens)";
+    expect(text.split("\n")).toContain(line);
+    expect(countTokens(text) - countTokens(renderRecallText(empty, {}))).toBe(textSkippedTokens(skipped));
   });
 
   it("says what the budget left out and that inputs stay cold, counted or not", () => {
