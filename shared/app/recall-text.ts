@@ -115,12 +115,13 @@ export function textSkippedTokens(event: OversizedEvent): number {
 }
 
 /**
- * `# skipped, larger than the budget: ID (N tokens)`: events no page can serve within the budget,
- * which the cursor moves past (recall with a larger budget, or without one, to read them).
+ * `# skipped, larger than the budget leaves a page: ID (N tokens)`: events no page can serve
+ * within the budget, which the cursor moves past (recall with a larger budget, or none, to read
+ * them).
  */
 function skippedLine(events: readonly OversizedEvent[]): string {
   const named = events.map((event) => `${sourceId(event.eventId)} (${event.tokens} tokens)`);
-  return `# skipped, larger than the budget: ${named.join(", ")}`;
+  return `# skipped, larger than the budget leaves a page: ${named.join(", ")}`;
 }
 
 const ITEM_LINE: { [S in RecallSection]: (item: RecallSectionItems[S]) => string } = {

@@ -481,13 +481,13 @@ async function coldMatches(
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read
  * in store pages, each event judged by the selector's rule from its own actors (never the whole
- * log), until RECALL_PAGE_EVENTS valid events, RECALL_PAGE_BYTES or the token budget. An event larger than what any
- * page leaves its items is skipped, named in `oversized`, and ends the page (so one page counts
- * the tokens of at most one event it does not serve). A page that holds nothing before its events
- * (raw, or continuing by cursor) serves or skips at least one, the note naming a skipped event
- * counted when it fits (only a budget smaller than its frame and that note is then exceeded);
- * the summary's first page (`mayDefer`) may end before one, its cursor page starting afresh. So
- * following `nextCursor` always reaches the end.
+ * log), until RECALL_PAGE_EVENTS valid events, RECALL_PAGE_BYTES or the token budget. An event
+ * larger than what any page leaves its items is skipped, named in `oversized`, and ends the page
+ * (so one page counts the tokens of at most one event it does not serve). A page that holds
+ * nothing before its events (raw, or continuing by cursor) serves or skips at least one, the note
+ * naming a skipped event counted when it fits (only a budget smaller than its frame and that note
+ * is then exceeded); the summary's first page (`mayDefer`) may end before one, its cursor page
+ * starting afresh. So following `nextCursor` always reaches the end.
  */
 async function validPage(
   deps: Pick<Deps, "events">,

@@ -114,6 +114,9 @@ export const LIMITS = {
   blockedSources: 256,
   /** A blocked source or prefix pattern, as a source. */
   blockedSourceCharacters: 128,
+  /** `latest` rules in one policy (and in the store's default), each glob's characters. */
+  latestRules: 64,
+  globCharacters: 256,
 } as const;
 
 /** At most `limit` code points (lone surrogates are refused elsewhere, with their field). */
@@ -368,14 +371,13 @@ export type MemoryEvent = z.infer<typeof MemoryEvent>;
 /** An event as stored: the store (or the gate's file reader) has assigned its sequence. */
 export type SequencedEvent = MemoryEvent & { sequence: number };
 
-export const MAX_LATEST_RULES = 64;
-export const MAX_GLOB_CHARACTERS = 256;
-
 const Glob = (what: string) =>
   z
     .string({ error: `${what} must be a string glob such as "stock.*"` })
     .min(1, { error: `${what} must not be empty` })
-    .max(MAX_GLOB_CHARACTERS, { error: `${what} must be at most ${MAX_GLOB_CHARACTERS} characters` })
+    .refine(atMostCharacters(LIMITS.globCharacters), {
+      error: `${what} must be at most ${LIMITS.globCharacters} characters`,
+    })
     .refine((glob) => glob.isWellFormed(), { error: `${what} ${WELL_FORMED_MESSAGE}` })
     .refine((glob) => !/\p{Cc}/u.test(glob), { error: `${what} must not hold control characters` });
 
@@ -395,7 +397,7 @@ export type LatestRule = z.infer<typeof LatestRule>;
 
 export const LatestRules = z
   .array(LatestRule, { error: "latest must be an array of key globs" })
-  .max(MAX_LATEST_RULES, { error: `latest holds at most ${MAX_LATEST_RULES} rules` });
+  .max(LIMITS.latestRules, { error: `latest holds at most ${LIMITS.latestRules} rules` });
 
 export const TrustPolicy = z.object({
   minTrust: Trust.default("tool"),

@@ -210,7 +210,7 @@ describe("recall as text: examples", () => {
     const skipped = { eventId: "big-1", sequence: 4, tokens: 900 };
     const empty = recallOf({});
     const text = renderRecallText(recallOf({ omitted: { ...empty.omitted, oversized: [skipped] } }), {});
-    const line = "# skipped, larger than the budget: big-1 (900 tokens)";
+    const line = "# skipped, larger than the budget leaves a page: big-1 (900 tokens)";
     expect(text.split("\n")).toContain(line);
     expect(countTokens(text) - countTokens(renderRecallText(empty, {}))).toBe(textSkippedTokens(skipped));
   });

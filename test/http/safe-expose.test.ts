@@ -197,6 +197,101 @@ describe("recall always makes progress", () => {
   });
 });
 
+describe("recall as text always makes progress within its budget", () => {
+  it("format=text names a skipped event on its own note, moves the cursor past it and stays within the budget", async () => {
+    const subject = freshSubject();
+    await append(subject, [
+      note("s-1", "Short."),
+      note("big-1", "A long explanation of the rollout plan ".repeat(30)),
+      note("s-2", "Tiny."),
+    ]);
+    const budget = 150;
+    const served: string[] = [];
+    const skipped: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const query: string = `format=text&budget=${budget}${cursor ? `&cursor=${cursor}` : ""}`;
+      const answer = await call(`/v1/subjects/${encodeURIComponent(subject)}/recall?${query}`);
+      expect(answer.status).toBe(200);
+      const text: string = answer.body;
+      expect(Number(/# served: (\d+) tokens/.exec(text)?.[1])).toBeLessThanOrEqual(budget);
+      served.push(...[...text.matchAll(/ ← (s-\d)$/gm)].map((m) => m[1] ?? ""));
+      skipped.push(
+        ...[
+          ...text.matchAll(/^# skipped, larger than the budget leaves a page: (\S+) \(\d+ tokens\)$/gm),
+        ].map((m) => m[1] ?? ""),
+      );
+      const next: string | null = /^# more: cursor (\S+)$/m.exec(text)?.[1] ?? null;
+      expect(next === null || next !== cursor).toBe(true);
+      cursor = next;
+      if (cursor === null) break;
+    }
+    expect(cursor).toBeNull();
+    expect(served).toEqual(["s-1", "s-2"]);
+    expect(skipped).toEqual(["big-1"]);
+  });
+});
+
+describe("settings and latest rules have sizes too", () => {
+  const putJson = (body: string | Uint8Array<ArrayBuffer>): RequestInit => ({
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+
+  it("PUT /v1/settings is strict JSON: a key twice, or invalid UTF-8, is a 400 naming it, nothing written", async () => {
+    const before = await deps.settings.settings();
+    const twice = await call("/v1/settings", putJson('{"budget":500,"budget":900}'));
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.field).toBe("budget");
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"latest":["a'),
+      0xff,
+      ...new TextEncoder().encode('"]}'),
+    ]);
+    const bad = await call("/v1/settings", putJson(bytes));
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.field).toBe("body");
+    expect(await deps.settings.settings()).toEqual(before);
+  });
+
+  it("a settings budget outside 1–100000000 tokens is a 400 naming budget", async () => {
+    for (const budget of ["0", "100000001", "1.5", "1e9", '"500"']) {
+      const answer = await call("/v1/settings", putJson(`{"budget":${budget}}`));
+      expect(answer.status, budget).toBe(400);
+      expect(answer.body.error.field, budget).toBe("budget");
+    }
+  });
+
+  it("at most 64 latest rules of at most 256 characters each, in a policy and in the settings", async () => {
+    const subject = freshSubject();
+    await append(subject, [note("l-1", "Stock.")]);
+    const policyPath = `/v1/subjects/${encodeURIComponent(subject)}/policy`;
+    const many = JSON.stringify({ latest: Array.from({ length: 65 }, (_, i) => `stock.${i}.*`) });
+    const long = JSON.stringify({ latest: [`${"k".repeat(257)}*`] });
+    for (const path of [policyPath, "/v1/settings"]) {
+      const tooMany = await call(path, putJson(many));
+      expect(tooMany.status, path).toBe(400);
+      expect(tooMany.body.error.field, path).toBe("latest");
+      expect(tooMany.body.error.message).toContain("at most 64 rules");
+      const tooLong = await call(path, putJson(long));
+      expect(tooLong.status, path).toBe(400);
+      expect(tooLong.body.error.field, path).toMatch(/^latest/);
+      expect(tooLong.body.error.message).toContain("at most 256 characters");
+    }
+    const fits = JSON.stringify({ latest: Array.from({ length: 64 }, (_, i) => `${"k".repeat(250)}.${i}*`) });
+    expect((await call(policyPath, putJson(fits))).status).toBe(200);
+  });
+
+  it("a recall format other than json or text is a 400 naming format", async () => {
+    const subject = freshSubject();
+    await append(subject, [note("f-1", "Fact.")]);
+    const answer = await call(`/v1/subjects/${encodeURIComponent(subject)}/recall?format=xml`);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.field).toBe("format");
+  });
+});
+
 describe("retries change nothing", () => {
   it("30 consolidations of an unchanged subject publish one summary, not one per request", async () => {
     const subject = freshSubject();
