@@ -8,7 +8,6 @@ import {
 } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import { earlierReadingInputs } from "#domain/readings.ts";
-import { summaryCoversSnapshot } from "#domain/rebuild.ts";
 import type { GenerationRecord, Manifest, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/selector.ts";
 import type { ArtifactRecord } from "#ports/artifact-records.ts";
@@ -22,6 +21,7 @@ import {
   type SegmentCache,
 } from "#ports/model.ts";
 import { newArtifactId } from "./artifact-id.ts";
+import { currentSummary } from "./current-summary.ts";
 import type { GenerateDeps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";
 import { buildRecallIndex } from "./recall-index.ts";
@@ -60,11 +60,9 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
       status: "dropped",
       reason: `the epoch moved from ${snapshot.inputEpoch} to ${current.inputEpoch}; a fresher snapshot supersedes this one`,
     };
-  if (summaryCoversSnapshot(snapshot, current.expectedAlias))
-    return {
-      status: "dropped",
-      reason: `the published summary ${current.expectedAlias?.parentArtifactId} already covers ${snapshot.highWater} at epoch ${snapshot.inputEpoch}; nothing to consolidate`,
-    };
+  const built = await currentSummary(deps, snapshot);
+  if (built !== null)
+    return { status: "dropped", reason: `the published summary ${built.reason}; nothing to consolidate` };
   deps.progress(`selecting the inputs of ${snapshot.subject} through ${snapshot.highWater}`);
   const { context } = await readInputs(
     deps,

@@ -1,5 +1,4 @@
-import type { Snapshot } from "#domain/schemas.ts";
-import { SELECTOR_VERSION, selectorNamed } from "#domain/validity.ts";
+import { currentSummary } from "./current-summary.ts";
 import type { Deps } from "./deps.ts";
 import { type RunOutcome, run } from "./run.ts";
 import { takeSnapshot } from "./snapshot.ts";
@@ -21,33 +20,11 @@ export async function recover(
 ): Promise<RunOutcome | { status: "current"; artifactId: string; reason: string }> {
   const snapshot = await takeSnapshot(deps, subject);
   const current = await currentSummary(deps, snapshot);
-  if (current) return current;
+  if (current)
+    return {
+      status: "current",
+      artifactId: current.artifactId,
+      reason: `${current.reason}; nothing to recover`,
+    };
   return run(deps, snapshot, { approve: true });
-}
-
-/**
- * The published summary when recovery would rebuild exactly it: it covers the whole log at the
- * clock's epoch and was made with the selector, prompt and model asked for. Null otherwise.
- */
-async function currentSummary(
-  deps: Deps,
-  snapshot: Snapshot,
-): Promise<{ status: "current"; artifactId: string; reason: string } | null> {
-  const alias = snapshot.expectedAlias;
-  if (!alias || alias.sourceEpoch !== snapshot.inputEpoch || alias.coversThrough !== snapshot.highWater)
-    return null;
-  const record = await deps.artifacts.getRecord(snapshot.subject, alias.parentArtifactId);
-  if (record?.status !== "PUBLISHED" || record.stale) return null;
-  const manifest = await deps.artifacts.readManifest(snapshot.subject, alias.parentArtifactId);
-  const same =
-    selectorNamed(manifest.selectorVersion) === (deps.selectorVersion ?? SELECTOR_VERSION) &&
-    manifest.promptVersion === deps.prompt.version &&
-    manifest.modelSnapshot === deps.model.name;
-  return same
-    ? {
-        status: "current",
-        artifactId: alias.parentArtifactId,
-        reason: `${alias.parentArtifactId} already covers the whole log (${snapshot.highWater}) at epoch ${snapshot.inputEpoch} with selector ${manifest.selectorVersion}, prompt ${manifest.promptVersion} and model ${manifest.modelSnapshot}; nothing to recover`,
-      }
-    : null;
 }

@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { currentSummary } from "#app/current-summary.ts";
 import type { Deps } from "#app/deps.ts";
 import { type RecallFormat, recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
-import { summaryCoversSnapshot } from "#domain/rebuild.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { Answers } from "./components.ts";
 import {
@@ -83,9 +83,8 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
     .openapi(consolidate, async (c) => {
       const snapshot = await mustExist(deps, parseSubject(c.req.valid("param").subject));
       // A retry, or a request on an unchanged subject: the published summary is the answer.
-      const alias = snapshot.expectedAlias;
-      if (alias !== null && summaryCoversSnapshot(snapshot, alias))
-        return c.json({ snapshot, queued: false, artifactId: alias.parentArtifactId }, 202);
+      const built = await currentSummary(deps, snapshot);
+      if (built !== null) return c.json({ snapshot, queued: false, artifactId: built.artifactId }, 202);
       await deps.queue.send(snapshot);
       return c.json({ snapshot, queued: true }, 202);
     });
