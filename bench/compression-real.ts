@@ -5,9 +5,10 @@
 //
 //   npx tsx --import ./scripts/text-imports.mjs bench/compression-real.ts [DIR] [ANSWER_FILE …]
 //
-// DIR holds <subject>/events.jsonl and the answer files (default ../shared/data/model-answers,
-// the eight shared logs; answer files default to answer-v2-prompt.json and
-// answer-compressing-prompt.json, those of them present). With the gold of examples/eval
+// DIR holds <subject>/events.jsonl and the answer files (default test/fixtures/model-answers, the
+// eight shared logs with the real answers recorded for them; answer files default to
+// answer-v2-prompt.json, answer-compressing-prompt.json and answer-v3.json (the default prompt's
+// first answers), those of them present). With the gold of examples/eval
 // (realistic-gold.jsonl), each answer's key-fact recall too: facts served hot with their words.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -23,7 +24,7 @@ import { record } from "./results.ts";
 
 const root = join(import.meta.dirname, "..");
 const [dirArgument, ...answerArguments] = process.argv.slice(2);
-const dir = resolve(dirArgument ?? join(root, "..", "shared", "data", "model-answers"));
+const dir = resolve(dirArgument ?? join(root, "test", "fixtures", "model-answers"));
 if (!existsSync(dir)) {
   console.log(`compression-real: ${dir} is not here; nothing measured`);
   process.exit(0);
@@ -35,7 +36,7 @@ const subjects = readdirSync(dir, { withFileTypes: true })
 const answerFiles =
   answerArguments.length > 0
     ? answerArguments
-    : ["answer-v2-prompt.json", "answer-compressing-prompt.json"].filter((file) =>
+    : ["answer-v2-prompt.json", "answer-compressing-prompt.json", "answer-v3.json"].filter((file) =>
         subjects.some((subject) => existsSync(join(dir, subject, file))),
       );
 

@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { appendEvents } from "#app/append.ts";
+import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
+import { run } from "#app/run.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
+import { modelDeps } from "./fixtures.ts";
+
+/**
+ * Real answers to the default prompt (consolidate-v3), replayed through the whole pipeline. Each
+ * was written once by a language model given only the request memgate sent over the OpenAI wire
+ * (`memgate generate --model record:DIR:openai:…` against scripts/stand-in-model.ts), and recorded
+ * under the hash of the prompt it answered: test/fixtures/recorded-v3 holds the records as written,
+ * and the requests as received sit beside each log's answers (request-v3.md). A replay finds an
+ * answer only when this renderer gives the log the same bytes, so the test also pins the prompt.
+ * Seven of eight passed the gate on the first try; pm-wei's first answer restated a source's label
+ * (agent:planner) as words no event holds, and its repair, also a real answer, was published.
+ */
+const LOGS = join(import.meta.dirname, "../fixtures/model-answers");
+const RECORDED = join(import.meta.dirname, "../fixtures/recorded-v3");
+
+const SUBJECTS = [
+  "devops-ana",
+  "family-assistant",
+  "health-coach-sam",
+  "legal-team",
+  "pm-wei",
+  "research-lab",
+  "support-bot",
+  "travel-lin",
+];
+
+/** Attempts each build took: every answer passed on the first try but one. */
+const ATTEMPTS: Record<string, number> = { "pm-wei": 2 };
+
+function events(subject: string) {
+  return readFileSync(join(LOGS, subject, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line));
+}
+
+describe("real answers to consolidate-v3, replayed", () => {
+  it.each(SUBJECTS)("%s is published from its recorded answer", async (subject) => {
+    const { deps } = modelDeps(`replay:${RECORDED}`);
+    await appendEvents(deps, subject, events(subject));
+    const outcome = await run(deps, await takeSnapshot(deps, subject));
+    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
+    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    expect(manifest.promptVersion).toBe(DEFAULT_PROMPT_VERSION);
+    expect(manifest.generation?.attempts).toBe(ATTEMPTS[subject] ?? 1);
+    expect(outcome.gate.reasons).toEqual([]);
+  });
+
+  it("pm-wei's refused first answer is kept with its reason", async () => {
+    const { deps } = modelDeps(`replay:${RECORDED}`);
+    await appendEvents(deps, "pm-wei", events("pm-wei"));
+    const outcome = await run(deps, await takeSnapshot(deps, "pm-wei"));
+    if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
+    const [refused] = await deps.artifacts.readAttempts("pm-wei", outcome.artifactId);
+    expect(refused?.report.reasons.map((r) => [r.code, r.eventId])).toEqual([
+      ["unsupported-claim", "wei-12"],
+    ]);
+  });
+});
