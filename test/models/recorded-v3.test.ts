@@ -19,6 +19,7 @@ import { modelDeps } from "./fixtures.ts";
  */
 const LOGS = join(import.meta.dirname, "../fixtures/model-answers");
 const RECORDED = join(import.meta.dirname, "../fixtures/recorded-v3");
+const RECORDED_SEGMENTED = join(import.meta.dirname, "../fixtures/recorded-v3-segmented");
 
 const SUBJECTS = [
   "devops-ana",
@@ -62,5 +63,22 @@ describe("real answers to consolidate-v3, replayed", () => {
     expect(refused?.report.reasons.map((r) => [r.code, r.eventId])).toEqual([
       ["unsupported-claim", "wei-12"],
     ]);
+  });
+
+  it("legal-team in a 12,000-token context: five segment-v2 answers and a summary-v2 answer, every one real, publish on the first try", async () => {
+    const { deps } = modelDeps(`segmented:replay:${RECORDED_SEGMENTED}`, {
+      settings: { contextTokens: 12_000, maxOutputTokens: 2_048 },
+    });
+    await appendEvents(deps, "legal-team", events("legal-team"));
+    const outcome = await run(deps, await takeSnapshot(deps, "legal-team"));
+    if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
+    const manifest = await deps.artifacts.readManifest("legal-team", outcome.artifactId);
+    expect(manifest.promptVersion).toBe("segment-v2+summary-v2");
+    expect(manifest.generation?.segments).toEqual({ total: 5, reused: 0 });
+    expect(manifest.generation?.attempts).toBe(1);
+    // Its open tasks, some with assertions restated by code, each reached a pending item (the gate's
+    // pending-missing would have refused it otherwise).
+    expect(outcome.gate.stats.openTasks).toBeGreaterThan(0);
+    expect(outcome.gate.reasons).toEqual([]);
   });
 });
