@@ -887,8 +887,9 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const stores = open();
       const deps = depsOver(stores);
       const subject = freshSubject();
-      await changeTrustPolicy(deps, subject, RULE);
+      // A policy names a subject that exists: the first reading comes first.
       await appendEvents(deps, subject, [reading("oct", "4.6", "2026-10-26")]);
+      await changeTrustPolicy(deps, subject, RULE);
       expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
       expect((await appendEvents(deps, subject, [reading("dec", "4.1", "2026-12-03")])).epochMoved).toBe(
         true,
