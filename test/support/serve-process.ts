@@ -11,8 +11,20 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startServe(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, "serve", "--port", "0", ...args], {
+export interface ServeStartOptions {
+  /** Another build's bin/memgate.js (a bench comparing builds); default this checkout's. */
+  bin?: string;
+  /** Node's own flags for the server process (a bench profiling it: --cpu-prof, --prof). */
+  nodeArgs?: readonly string[];
+}
+
+export function startServe(
+  args: string[],
+  env: Record<string, string> = {},
+  options: ServeStartOptions = {},
+): Promise<ServeProcess> {
+  const bin = options.bin ?? BIN;
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, "serve", "--port", "0", ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
