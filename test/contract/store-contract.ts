@@ -342,6 +342,42 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       });
     });
 
+    it("answers concurrent appends each on its own: a refused batch writes nothing, the others are stored once", async () => {
+      const { events } = open();
+      const [shared, other] = [freshSubject(), freshSubject()];
+      await events.append(shared, [fact("a")]);
+      const batches = [
+        { subject: shared, batch: [fact("b1"), fact("b2", "k2")] },
+        // Re-sends "a" with other content: refused, and "x" in the same batch with it.
+        { subject: shared, batch: [fact("x"), fact("a", "k", { text: "changed" })] },
+        { subject: other, batch: [fact("c1")] },
+        { subject: shared, batch: [ev({ eventId: "n", kind: "note", text: "hello" })] },
+        // A link to an event the log does not hold: refused.
+        { subject: other, batch: [ev({ eventId: "r", kind: "revocation", revokes: ["nowhere"] })] },
+        { subject: other, batch: [fact("c2", "k2")] },
+      ];
+      const settled = await Promise.allSettled(
+        batches.map(({ subject, batch }) => events.append(subject, batch)),
+      );
+      expect(settled.map((outcome) => outcome.status)).toEqual([
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+      ]);
+      expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(EventConflictError);
+      expect((settled[4] as PromiseRejectedResult).reason).toBeInstanceOf(AppendRejectedError);
+      const storedShared = await events.eventsThrough(shared, 100);
+      expect(storedShared.map((e) => e.eventId).sort()).toEqual(["a", "b1", "b2", "n"]);
+      expect(storedShared.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+      const storedOther = await events.eventsThrough(other, 100);
+      expect(storedOther.map((e) => e.eventId).sort()).toEqual(["c1", "c2"]);
+      expect(storedOther.map((e) => e.sequence)).toEqual([1, 2]);
+      expect(await events.snapshot(shared)).toMatchObject({ highWater: 4, inputEpoch: 0 });
+    });
+
     it("splits a batch larger than one transaction into ordered atomic chunks", async () => {
       const { events, boundedTransactions } = open();
       const subject = freshSubject();

@@ -1,11 +1,11 @@
 import type { AliasState, PublishRequest } from "#ports/alias.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
-import type { SqliteDatabase } from "./sqlite-database.ts";
+import type { SqliteConnection } from "./sqlite-database.ts";
 import { readClock } from "./sqlite-events.ts";
 
 /** The alias row and the switch that moves it, in SQLite; each runs inside its caller's transaction. */
 
-export function readAlias(db: SqliteDatabase, subject: string): AliasState | null {
+export function readAlias(db: SqliteConnection, subject: string): AliasState | null {
   const row = db
     .statement("SELECT artifact_id, source_epoch, covers_through FROM alias WHERE subject = ?")
     .get(subject) as { artifact_id: string; source_epoch: number; covers_through: number } | undefined;
@@ -19,7 +19,7 @@ export function readAlias(db: SqliteDatabase, subject: string): AliasState | nul
  * the order DynamoDB's transaction items are (clock, alias, artifact), then the artifact becomes
  * PUBLISHED, the parent SUPERSEDED and the alias names the artifact.
  */
-export function publishIfUnchanged(db: SqliteDatabase, request: PublishRequest): AliasState {
+export function publishIfUnchanged(db: SqliteConnection, request: PublishRequest): AliasState {
   const { subject, artifactId, expectedAlias } = request;
   const clock = readClock(db, subject);
   if (clock.inputEpoch !== request.inputEpoch)

@@ -1,7 +1,7 @@
 import { GateReport } from "#domain/gate/index.ts";
 import type { ArtifactRecord, ArtifactStatus } from "#ports/artifact-records.ts";
 import { AlreadyWrittenError } from "#ports/errors.ts";
-import type { SqliteDatabase } from "./sqlite-database.ts";
+import type { SqliteConnection } from "./sqlite-database.ts";
 
 /**
  * The artifact records in SQLite (one row each, never deleted: a trigger refuses it); each
@@ -21,7 +21,7 @@ interface ArtifactRow {
   created_at: string;
 }
 
-export function recordArtifact(db: SqliteDatabase, record: ArtifactRecord): void {
+export function recordArtifact(db: SqliteConnection, record: ArtifactRecord): void {
   try {
     db.statement(
       "INSERT INTO artifacts (subject, artifact_id, status, covers_through, input_epoch, parent_artifact_id, input_root, gate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -43,14 +43,14 @@ export function recordArtifact(db: SqliteDatabase, record: ArtifactRecord): void
   }
 }
 
-export function getRecord(db: SqliteDatabase, subject: string, artifactId: string): ArtifactRecord | null {
+export function getRecord(db: SqliteConnection, subject: string, artifactId: string): ArtifactRecord | null {
   const row = db
     .statement("SELECT * FROM artifacts WHERE subject = ? AND artifact_id = ?")
     .get(subject, artifactId) as ArtifactRow | undefined;
   return row ? toRecord(row) : null;
 }
 
-export function listRecords(db: SqliteDatabase, subject: string): ArtifactRecord[] {
+export function listRecords(db: SqliteConnection, subject: string): ArtifactRecord[] {
   const rows = db
     .statement("SELECT * FROM artifacts WHERE subject = ? ORDER BY created_at, artifact_id")
     .all(subject) as ArtifactRow[];
@@ -59,7 +59,7 @@ export function listRecords(db: SqliteDatabase, subject: string): ArtifactRecord
 
 /** One conditional update of a record that is in one of `from` and not marked stale; false when none. */
 export function updateRecordWhere(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   artifactId: string,
   from: readonly ArtifactStatus[],

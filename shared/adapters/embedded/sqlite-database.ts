@@ -6,6 +6,13 @@ import Database from "better-sqlite3";
  * run in. Every mutation runs in `BEGIN IMMEDIATE`, which takes the file's write lock before
  * reading, so two memgate processes racing on one file serialise exactly as two Lambdas racing on
  * DynamoDB conditions do: the loser sees the winner's write and its compare-and-set fails.
+ *
+ * Group commit: the writes this process asks for while a loop turn runs join one transaction,
+ * each inside its own savepoint (all or nothing per write: a refused write rolls back to its
+ * savepoint and its neighbours commit), and every write of the group settles only after the one
+ * COMMIT that holds it returned, so nothing is acknowledged before it is durable. Reads run on a
+ * second connection that sees committed state only (WAL): a read never waits for a commit and
+ * never sees a group half done.
  */
 
 const SCHEMA = `
@@ -70,10 +77,12 @@ CREATE TRIGGER IF NOT EXISTS artifacts_never_deleted BEFORE DELETE ON artifacts
   BEGIN SELECT RAISE(ABORT, 'artifact records are never deleted'); END;
 `;
 
-export class SqliteDatabase {
-  private readonly db: Database.Database;
-  /** Serialises this process's operations: each runs in one SQLite transaction on one connection. */
-  private queue: Promise<unknown> = Promise.resolve();
+/** At most this many writes join one transaction: the first of a long queue waits one group, not all. */
+export const MAX_GROUP_WRITES = 256;
+
+/** One connection and its prepared statements: what the concern modules run their SQL on. */
+export class SqliteConnection {
+  readonly db: Database.Database;
   /** Prepared statements, compiled once per connection. */
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -83,15 +92,6 @@ export class SqliteDatabase {
     // FULL: an append or publish acknowledged to a caller survives a power loss, not only a crash.
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 30000");
-    this.db.exec(SCHEMA);
-    // Stores from before selector v2 have no selector column: their subjects read as "v1".
-    const columns = this.db.pragma("table_info(clock)") as Array<{ name: string }>;
-    if (!columns.some((column) => column.name === "selector"))
-      this.db.exec("ALTER TABLE clock ADD COLUMN selector TEXT");
-    // Stores from before selector v3 keep no reading times: their holders are looked up when asked.
-    const indexColumns = this.db.pragma("table_info(conflict_index)") as Array<{ name: string }>;
-    if (!indexColumns.some((column) => column.name === "readings"))
-      this.db.exec("ALTER TABLE conflict_index ADD COLUMN readings TEXT");
   }
 
   statement(sql: string): Database.Statement {
@@ -102,42 +102,143 @@ export class SqliteDatabase {
     }
     return statement;
   }
+}
 
-  close(): void {
-    this.db.close();
+interface QueuedWrite {
+  work: (connection: SqliteConnection) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type WriteOutcome =
+  | { write: QueuedWrite; ok: true; value: unknown }
+  | { write: QueuedWrite; ok: false; error: unknown };
+
+export class SqliteDatabase {
+  private readonly writer: SqliteConnection;
+  private readonly reader: SqliteConnection;
+  /** Writes waiting for the next group, in the order they were asked for. */
+  private queued: QueuedWrite[] = [];
+  private grouping = false;
+  private committed = 0;
+
+  constructor(file: string) {
+    this.writer = new SqliteConnection(file);
+    this.writer.db.exec(SCHEMA);
+    // Stores from before selector v2 have no selector column: their subjects read as "v1".
+    const columns = this.writer.db.pragma("table_info(clock)") as Array<{ name: string }>;
+    if (!columns.some((column) => column.name === "selector"))
+      this.writer.db.exec("ALTER TABLE clock ADD COLUMN selector TEXT");
+    // Stores from before selector v3 keep no reading times: their holders are looked up when asked.
+    const indexColumns = this.writer.db.pragma("table_info(conflict_index)") as Array<{ name: string }>;
+    if (!indexColumns.some((column) => column.name === "readings"))
+      this.writer.db.exec("ALTER TABLE conflict_index ADD COLUMN readings TEXT");
+    this.reader = new SqliteConnection(file);
   }
 
-  /** Runs `work` inside BEGIN IMMEDIATE, one at a time in this process; rolls back on any error. */
-  write<T>(work: () => Promise<T> | T): Promise<T> {
-    return this.enqueue(async () => {
-      this.db.exec("BEGIN IMMEDIATE");
-      try {
-        const result = await work();
-        this.db.exec("COMMIT");
-        return result;
-      } catch (error) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK");
-        throw error;
+  /**
+   * A number that changes whenever another connection to the file commits (another process, or
+   * another thread of this one), never for this object's own writes: what a cache of something
+   * only this object writes checks before it answers.
+   */
+  othersVersion(): number {
+    return this.writer.statement("PRAGMA data_version").pluck().get() as number;
+  }
+
+  /** Write transactions this object committed (each holding one or more writes). */
+  get commits(): number {
+    return this.committed;
+  }
+
+  close(): void {
+    this.writer.db.close();
+    this.reader.db.close();
+  }
+
+  /**
+   * Runs `work` in a savepoint of the next group's BEGIN IMMEDIATE transaction; resolves after that
+   * transaction committed, rejects with the work's own error (its savepoint rolled back, the rest
+   * of the group unaffected) or with the commit's (nothing of the group was written).
+   */
+  write<T>(work: (connection: SqliteConnection) => Promise<T> | T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      // The bounded wait: writes asked for in this loop turn join; the group starts right after it.
+      if (!this.grouping) {
+        this.grouping = true;
+        setImmediate(() => void this.runGroups());
       }
     });
   }
 
-  /**
-   * Runs a read after every operation this process started before it: a read never sees another
-   * operation's transaction half done (async work inside a transaction yields to other callers).
-   */
-  read<T>(work: () => T): Promise<T> {
-    return this.enqueue(async () => work());
+  /** A read of committed state (never a group half done), on the reading connection. */
+  read<T>(work: (connection: SqliteConnection) => T): Promise<T> {
+    try {
+      return Promise.resolve(work(this.reader));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** A read of several statements from one database state: one deferred (read) transaction. */
-  readTogether<T>(work: () => T): Promise<T> {
-    return this.read(() => this.db.transaction(work).deferred());
+  readTogether<T>(work: (connection: SqliteConnection) => T): Promise<T> {
+    return this.read((connection) => connection.db.transaction(() => work(connection)).deferred());
   }
 
-  private enqueue<T>(run: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(run, run);
-    this.queue = result.catch(() => undefined);
-    return result;
+  private async runGroups(): Promise<void> {
+    while (this.queued.length > 0) {
+      const group = this.queued.splice(0, MAX_GROUP_WRITES);
+      for (const outcome of await this.runGroup(group))
+        if (outcome.ok) outcome.write.resolve(outcome.value);
+        else outcome.write.reject(outcome.error);
+      // Writes asked for meanwhile wait for the next turn's group, which the requests read in it join.
+      if (this.queued.length > 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.grouping = false;
+  }
+
+  /** One transaction over `group`; never throws: each write's outcome says how it ended. */
+  private async runGroup(group: QueuedWrite[]): Promise<WriteOutcome[]> {
+    const db = this.writer.db;
+    const failAll = (error: unknown, outcomes: WriteOutcome[]): WriteOutcome[] =>
+      outcomes.map((outcome) => ({
+        write: outcome.write,
+        ok: false,
+        error: outcome.ok ? error : outcome.error,
+      }));
+    try {
+      db.exec("BEGIN IMMEDIATE");
+    } catch (error) {
+      return group.map((write) => ({ write, ok: false, error }));
+    }
+    const outcomes: WriteOutcome[] = [];
+    for (const [index, write] of group.entries()) {
+      try {
+        db.exec("SAVEPOINT write");
+        const value = await write.work(this.writer);
+        db.exec("RELEASE write");
+        outcomes.push({ write, ok: true, value });
+      } catch (error) {
+        outcomes.push({ write, ok: false, error });
+        try {
+          db.exec("ROLLBACK TO write");
+          db.exec("RELEASE write");
+        } catch (rollbackError) {
+          // The engine ended the whole transaction (an I/O or full-disk error): nothing of the
+          // group stands; the writes not run yet go first in the next group.
+          if (db.inTransaction) db.exec("ROLLBACK");
+          this.queued.unshift(...group.slice(index + 1));
+          return failAll(rollbackError, outcomes);
+        }
+      }
+    }
+    try {
+      db.exec("COMMIT");
+      this.committed++;
+      return outcomes;
+    } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      return failAll(error, outcomes);
+    }
   }
 }

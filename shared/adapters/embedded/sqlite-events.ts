@@ -1,5 +1,6 @@
 import type { AppendPlan, ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import { planAppend } from "#domain/append-plan.ts";
+import { deepFreeze } from "#domain/frozen.ts";
 import { canonicalJson, decodeStoredEvent } from "#domain/hashing.ts";
 import { effectivePolicy } from "#domain/readings.ts";
 import type { MemoryEvent, SequencedEvent, StoredPolicy } from "#domain/schemas.ts";
@@ -7,13 +8,13 @@ import { DEFAULT_TRUST_POLICY, StoredPolicy as StoredPolicySchema } from "#domai
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import { translatePlanError } from "#ports/errors.ts";
 import type { AppendResult, Clock } from "#ports/event-log.ts";
-import type { SqliteDatabase } from "./sqlite-database.ts";
+import type { SqliteConnection } from "./sqlite-database.ts";
 import { readSettings } from "./sqlite-settings.ts";
 
 /**
  * The event log and its clock in SQLite: events (immutable rows, by triggers), the ids acting on
  * each (`event_actors`), the conflict index and the clock row. Each function runs inside the
- * transaction its caller opened (`SqliteDatabase.write` or `read`).
+ * transaction its caller opened (`SqliteDatabase.write` or `read`), on the connection it was handed.
  */
 
 interface EventRow {
@@ -23,6 +24,16 @@ interface EventRow {
   body: string;
 }
 
+/** An event row with the ids acting on it (a JSON array), read in the same statement. */
+interface ActedRow extends EventRow {
+  actors: string;
+}
+
+const SELECT_ACTED = `SELECT event_id, sequence, hash, body,
+  (SELECT json_group_array(actor_id ORDER BY actor_id) FROM event_actors
+    WHERE event_actors.subject = events.subject AND target_id = events.event_id) AS actors
+  FROM events`;
+
 type StoredClock = Clock & { policy: StoredPolicy; selector: SelectorVersion };
 
 /**
@@ -30,7 +41,7 @@ type StoredClock = Clock & { policy: StoredPolicy; selector: SelectorVersion };
  * is the default one under the store's `latest` rules now (read in the caller's transaction, so a
  * new subject and a change of the store default are ordered).
  */
-export function readClock(db: SqliteDatabase, subject: string): StoredClock {
+export function readClock(db: SqliteConnection, subject: string): StoredClock {
   const row = db
     .statement("SELECT high_water, input_epoch, policy, selector FROM clock WHERE subject = ?")
     .get(subject) as
@@ -41,13 +52,29 @@ export function readClock(db: SqliteDatabase, subject: string): StoredClock {
     highWater: row?.high_water ?? 0,
     inputEpoch: row?.input_epoch ?? 0,
     policy: row?.policy
-      ? StoredPolicySchema.parse(JSON.parse(row.policy))
+      ? parsedPolicy(row.policy)
       : { ...DEFAULT_TRUST_POLICY, ...(storeLatest?.length ? { storeLatest } : {}) },
     selector: row ? selectorNamed(row.selector) : SELECTOR_VERSION,
   };
 }
 
-function writeClock(db: SqliteDatabase, subject: string, clock: Clock, policy: StoredPolicy): void {
+/**
+ * A stored policy's text, parsed once: every clock read needs it (appends, recalls, snapshots), and
+ * the same text always parses to the same policy, so parsed policies are kept by their text.
+ */
+function parsedPolicy(text: string): StoredPolicy {
+  let policy = parsedPolicies.get(text);
+  if (!policy) {
+    // Shared by every read of this text: frozen throughout, so no reader can change what another sees.
+    policy = deepFreeze(StoredPolicySchema.parse(JSON.parse(text)));
+    if (parsedPolicies.size >= 1024) parsedPolicies.clear();
+    parsedPolicies.set(text, policy);
+  }
+  return policy;
+}
+const parsedPolicies = new Map<string, StoredPolicy>();
+
+function writeClock(db: SqliteConnection, subject: string, clock: Clock, policy: StoredPolicy): void {
   db.statement(
     // A new subject starts on the current selector; an existing one keeps its own until adopted.
     "INSERT INTO clock (subject, high_water, input_epoch, policy, selector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
@@ -56,7 +83,7 @@ function writeClock(db: SqliteDatabase, subject: string, clock: Clock, policy: S
 
 /** Plans the batch against the stored log (the planner's loaders read inside this transaction) and applies it. */
 export async function appendEvents(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   events: readonly MemoryEvent[],
 ): Promise<AppendResult> {
@@ -84,7 +111,7 @@ export async function appendEvents(
   };
 }
 
-function applyPlan(db: SqliteDatabase, subject: string, plan: AppendPlan, policy: StoredPolicy): void {
+function applyPlan(db: SqliteConnection, subject: string, plan: AppendPlan, policy: StoredPolicy): void {
   const insertEvent = db.statement(
     "INSERT INTO events (subject, event_id, sequence, hash, body) VALUES (?, ?, ?, ?, ?)",
   );
@@ -113,7 +140,7 @@ function applyPlan(db: SqliteDatabase, subject: string, plan: AppendPlan, policy
 
 /** The conflict index entries of the given (key, scope) pairs, with the reading times kept since v3. */
 export function loadIndex(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   keyScopes: ReadonlyArray<{ key: string; scope: string }>,
 ): ConflictIndexEntry[] {
@@ -136,24 +163,22 @@ export function loadIndex(
 
 /** Stored events by id, each with the ids acting on it; unknown ids are absent. */
 export function eventsById(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   ids: readonly string[],
 ): Map<string, StoredEvent> {
   const found = new Map<string, StoredEvent>();
-  const byId = db.statement(
-    "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND event_id = ?",
-  );
+  const byId = db.statement(`${SELECT_ACTED} WHERE subject = ? AND event_id = ?`);
   for (const id of ids) {
-    const row = byId.get(subject, id) as EventRow | undefined;
-    if (row) found.set(id, storedEvent(db, subject, row));
+    const row = byId.get(subject, id) as ActedRow | undefined;
+    if (row) found.set(id, storedEvent(row));
   }
   return found;
 }
 
 /** Every stored event whose sequence meets `condition` (one `?`, bound to `bound`), ascending. */
 export function eventsWhere(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   condition: "sequence <= ?" | "sequence > ?",
   bound: number,
@@ -168,7 +193,7 @@ export function eventsWhere(
 
 /** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */
 export function eventsPage(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   after: number,
   through: number,
@@ -176,18 +201,17 @@ export function eventsPage(
 ): StoredEvent[] {
   const rows = db
     .statement(
-      "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?",
+      `${SELECT_ACTED} WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?`,
     )
-    .all(subject, after, through, limit) as EventRow[];
-  return rows.map((row) => storedEvent(db, subject, row));
+    .all(subject, after, through, limit) as ActedRow[];
+  return rows.map(storedEvent);
 }
 
-function storedEvent(db: SqliteDatabase, subject: string, row: EventRow): StoredEvent {
-  const actors = db.statement("SELECT actor_id FROM event_actors WHERE subject = ? AND target_id = ?");
+function storedEvent(row: ActedRow): StoredEvent {
   return {
     event: decodeRow(row),
     hash: row.hash,
-    actors: (actors.all(subject, row.event_id) as Array<{ actor_id: string }>).map((a) => a.actor_id),
+    actors: row.actors === "[]" ? [] : (JSON.parse(row.actors) as string[]),
   };
 }
 
@@ -201,7 +225,7 @@ function decodeRow(row: EventRow): SequencedEvent {
  * `moveEpoch`; null when either moved meanwhile (nothing changed).
  */
 export function updateClockIf(
-  db: SqliteDatabase,
+  db: SqliteConnection,
   subject: string,
   expected: Clock,
   moveEpoch: boolean,

@@ -1,8 +1,8 @@
 import { DEFAULT_SETTINGS, type TenantSettings } from "#ports/settings.ts";
-import type { SqliteDatabase } from "./sqlite-database.ts";
+import type { SqliteConnection } from "./sqlite-database.ts";
 
 /** The store's settings: one row, the defaults under whatever was set. */
-export function readSettings(db: SqliteDatabase): TenantSettings {
+export function readSettings(db: SqliteConnection): TenantSettings {
   const row = db.statement("SELECT value FROM settings WHERE id = 1").get() as { value: string } | undefined;
   return row
     ? { ...DEFAULT_SETTINGS, ...(JSON.parse(row.value) as Partial<TenantSettings>) }
@@ -10,7 +10,7 @@ export function readSettings(db: SqliteDatabase): TenantSettings {
 }
 
 /** Inside a write transaction: the patch over what is set (read in the same transaction). */
-export function updateSettings(db: SqliteDatabase, patch: Partial<TenantSettings>): TenantSettings {
+export function updateSettings(db: SqliteConnection, patch: Partial<TenantSettings>): TenantSettings {
   const next = { ...readSettings(db), ...patch };
   db.statement(
     "INSERT INTO settings (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value",

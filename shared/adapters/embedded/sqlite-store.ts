@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import { deepFreeze } from "#domain/frozen.ts";
 import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import { effectivePolicy } from "#domain/readings.ts";
 import type {
@@ -58,6 +59,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   private readonly db: SqliteDatabase;
   private readonly files: BlobArtifactFiles;
+  /** The settings as last read, and the version of other connections' commits they were read at. */
+  private settingsRead: { othersVersion: number; settings: TenantSettings } | null = null;
+  private settingsWrites = 0;
 
   /**
    * Opens (creating when absent) the store in `home`; a home that is a file, unwritable or on a
@@ -90,40 +94,43 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     this.db.close();
   }
 
+  /** Write transactions this store committed; with group commit, fewer than the writes they hold. */
+  get commits(): number {
+    return this.db.commits;
+  }
+
   // The event log and its clock (sqlite-events.ts).
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    return this.db.write(() => appendEvents(this.db, subject, events));
+    return this.db.write((db) => appendEvents(db, subject, events));
   }
 
   snapshot(subject: string): Promise<Snapshot> {
-    return this.db.readTogether(() =>
-      snapshotOf(subject, readClock(this.db, subject), readAlias(this.db, subject)),
-    );
+    return this.db.readTogether((db) => snapshotOf(subject, readClock(db, subject), readAlias(db, subject)));
   }
 
   eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
-    return this.db.read(() => eventsWhere(this.db, subject, "sequence <= ?", highWater));
+    return this.db.read((db) => eventsWhere(db, subject, "sequence <= ?", highWater));
   }
 
   eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
-    return this.db.read(() => eventsWhere(this.db, subject, "sequence > ?", after));
+    return this.db.read((db) => eventsWhere(db, subject, "sequence > ?", after));
   }
 
   eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]> {
-    return this.db.read(() => eventsPage(this.db, subject, after, through, limit));
+    return this.db.read((db) => eventsPage(db, subject, after, through, limit));
   }
 
   eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
-    return this.db.read(() => eventsById(this.db, subject, ids));
+    return this.db.read((db) => eventsById(db, subject, ids));
   }
 
   trustPolicy(subject: string): Promise<TrustPolicy> {
-    return this.db.read(() => effectivePolicy(readClock(this.db, subject).policy));
+    return this.db.read((db) => effectivePolicy(readClock(db, subject).policy));
   }
 
   storedPolicy(subject: string): Promise<StoredPolicy> {
-    return this.db.read(() => readClock(this.db, subject).policy);
+    return this.db.read((db) => readClock(db, subject).policy);
   }
 
   setTrustPolicy(
@@ -133,8 +140,8 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     moveEpoch: boolean,
   ): Promise<Clock | null> {
     const parsed = StoredPolicySchema.parse(policy);
-    return this.db.write(() =>
-      updateClockIf(this.db, subject, expected.clock, moveEpoch, { policy: parsed }, expected.policy),
+    return this.db.write((db) =>
+      updateClockIf(db, subject, expected.clock, moveEpoch, { policy: parsed }, expected.policy),
     );
   }
 
@@ -142,11 +149,11 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     subject: string,
     keyScopes: ReadonlyArray<{ key: string; scope: string }>,
   ): Promise<ConflictIndexEntry[]> {
-    return this.db.read(() => loadIndex(this.db, subject, keyScopes));
+    return this.db.read((db) => loadIndex(db, subject, keyScopes));
   }
 
   selectorVersion(subject: string): Promise<SelectorVersion> {
-    return this.db.read(() => readClock(this.db, subject).selector);
+    return this.db.read((db) => readClock(db, subject).selector);
   }
 
   adoptSelector(
@@ -156,22 +163,22 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     moveEpoch: boolean,
   ): Promise<boolean> {
     return this.db.write(
-      () => updateClockIf(this.db, subject, expected, moveEpoch, { selector: version }) !== null,
+      (db) => updateClockIf(db, subject, expected, moveEpoch, { selector: version }) !== null,
     );
   }
 
   // Which subjects (sqlite-subjects.ts).
 
   listSubjects(): Promise<string[]> {
-    return this.db.read(() => listSubjects(this.db));
+    return this.db.read((db) => listSubjects(db));
   }
 
   subjectsNotOn(version: SelectorVersion): Promise<string[]> {
-    return this.db.read(() => subjectsNotOn(this.db, version));
+    return this.db.read((db) => subjectsNotOn(db, version));
   }
 
   subjectsToCheck(rebuildAfterEvents: number): Promise<string[]> {
-    return this.db.read(() => subjectsToCheck(this.db, rebuildAfterEvents));
+    return this.db.read((db) => subjectsToCheck(db, rebuildAfterEvents));
   }
 
   async markChecked(_subject: string, _checked: Clock): Promise<void> {
@@ -181,11 +188,11 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   // The alias and the switch (sqlite-alias.ts).
 
   readAlias(subject: string): Promise<AliasState | null> {
-    return this.db.read(() => readAlias(this.db, subject));
+    return this.db.read((db) => readAlias(db, subject));
   }
 
   publishIfUnchanged(request: PublishRequest): Promise<AliasState> {
-    return this.db.write(() => publishIfUnchanged(this.db, request));
+    return this.db.write((db) => publishIfUnchanged(db, request));
   }
 
   // The artifacts' write-once files (artifact-files.ts over write-once-files.ts).
@@ -225,15 +232,15 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   // The artifact records (sqlite-artifacts.ts).
 
   recordArtifact(record: ArtifactRecord): Promise<void> {
-    return this.db.write(() => recordArtifact(this.db, record));
+    return this.db.write((db) => recordArtifact(db, record));
   }
 
   getRecord(subject: string, artifactId: string): Promise<ArtifactRecord | null> {
-    return this.db.read(() => getRecord(this.db, subject, artifactId));
+    return this.db.read((db) => getRecord(db, subject, artifactId));
   }
 
   listRecords(subject: string): Promise<ArtifactRecord[]> {
-    return this.db.read(() => listRecords(this.db, subject));
+    return this.db.read((db) => listRecords(db, subject));
   }
 
   transition(
@@ -242,20 +249,39 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     from: readonly ArtifactStatus[],
     to: ArtifactStatus,
   ): Promise<boolean> {
-    return this.db.write(() => updateRecordWhere(this.db, subject, artifactId, from, "status = ?", to));
+    return this.db.write((db) => updateRecordWhere(db, subject, artifactId, from, "status = ?", to));
   }
 
   markStale(subject: string, artifactId: string, from: readonly ArtifactStatus[]): Promise<boolean> {
-    return this.db.write(() => updateRecordWhere(this.db, subject, artifactId, from, "stale = ?", 1));
+    return this.db.write((db) => updateRecordWhere(db, subject, artifactId, from, "stale = ?", 1));
   }
 
   // The settings (sqlite-settings.ts).
 
+  /**
+   * Read on every append and recall, changed rarely: kept until this store changes them or another
+   * connection commits anything (then read again, whatever that commit was).
+   */
   settings(): Promise<TenantSettings> {
-    return this.db.read(() => readSettings(this.db));
+    const othersVersion = this.db.othersVersion();
+    if (this.settingsRead?.othersVersion === othersVersion)
+      return Promise.resolve(this.settingsRead.settings);
+    return this.db.read((db) => {
+      // Shared by every caller until the next change: frozen.
+      const settings = deepFreeze({ ...readSettings(db) });
+      if (this.settingsWrites === 0) this.settingsRead = { othersVersion, settings };
+      return settings;
+    });
   }
 
-  updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
-    return this.db.write(() => updateSettings(this.db, patch));
+  async updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
+    this.settingsWrites++;
+    this.settingsRead = null;
+    try {
+      return await this.db.write((db) => updateSettings(db, patch));
+    } finally {
+      this.settingsWrites--;
+      this.settingsRead = null;
+    }
   }
 }

@@ -1,20 +1,20 @@
 import type { SelectorVersion } from "#domain/validity.ts";
-import type { SqliteDatabase } from "./sqlite-database.ts";
+import type { SqliteConnection } from "./sqlite-database.ts";
 
 /** Which subjects: all of them, those on another selector, those the sweep must look at. */
 
-export function listSubjects(db: SqliteDatabase): string[] {
+export function listSubjects(db: SqliteConnection): string[] {
   return subjectsOf(db.statement("SELECT subject FROM clock ORDER BY subject").all());
 }
 
-export function subjectsNotOn(db: SqliteDatabase, version: SelectorVersion): string[] {
+export function subjectsNotOn(db: SqliteConnection, version: SelectorVersion): string[] {
   return subjectsOf(
     db.statement("SELECT subject FROM clock WHERE selector IS NOT ? ORDER BY subject").all(version),
   );
 }
 
 /** The rule of `rebuildReason`, in SQL over the committed clock and alias rows: exact. */
-export function subjectsToCheck(db: SqliteDatabase, rebuildAfterEvents: number): string[] {
+export function subjectsToCheck(db: SqliteConnection, rebuildAfterEvents: number): string[] {
   return subjectsOf(
     db
       .statement(
