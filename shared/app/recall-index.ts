@@ -77,9 +77,13 @@ export function uncitedInputs<E extends MemoryEvent>(
   return validInputs.filter((event) => !cited.has(event.eventId));
 }
 
+/** The cold layer's search, loaded from the index (once per artifact: see `ServedArtifacts`). */
+export function loadColdSearch(index: RecallIndex): MiniSearch {
+  return MiniSearch.loadJSON(index.cold, SEARCH_OPTIONS);
+}
+
 /** The cold events matching `query`, best first, at most `limit` event ids. */
-export function searchCold(index: RecallIndex, query: string, limit: number): string[] {
-  const search = MiniSearch.loadJSON(index.cold, SEARCH_OPTIONS);
+export function searchCold(search: MiniSearch, query: string, limit: number): string[] {
   return search
     .search(query)
     .slice(0, limit)

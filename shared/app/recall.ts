@@ -2,6 +2,7 @@ import { z } from "zod";
 import { keyScope, positionKey } from "#domain/conflicts.ts";
 import { latestReadingIn, ReadingRules } from "#domain/readings.ts";
 import type {
+  Claim,
   ConsolidationOutput,
   MemoryEvent,
   Polarity,
@@ -9,14 +10,13 @@ import type {
   Snapshot,
   ValueData,
 } from "#domain/schemas.ts";
-import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { canonicalValue } from "#domain/values.ts";
-import { InputError, NotFoundError } from "#ports/errors.ts";
+import { InputError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
-import { RecallIndex, searchCold } from "./recall-index.ts";
+import { searchCold } from "./recall-index.ts";
 import {
   type RecallSection,
   type RecallSectionItems,
@@ -26,6 +26,7 @@ import {
   textItemTokens,
   textSkippedTokens,
 } from "./recall-text.ts";
+import { type PartMeasure, ServedArtifacts, type ServedBody, type ServedIndex } from "./served-artifacts.ts";
 
 /**
  * The recall use case: what an agent reads, the published summary with the newer valid events
@@ -146,8 +147,7 @@ const NOTHING_OMITTED: Recall["omitted"] = {
 };
 
 /** What an item costs in a rendering; a section's heading is paid with its first item. */
-interface Measure {
-  item<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number;
+interface Measure extends PartMeasure {
   heading(section: RecallSection): number;
   /** The note naming an event skipped as larger than any page can serve. */
   skipped(event: OversizedEvent): number;
@@ -159,27 +159,36 @@ function jsonTokens(item: unknown): number {
 }
 
 const JSON_MEASURE: Measure = {
+  rendering: "json",
   item: (_section, item) => jsonTokens(item),
   heading: () => 0,
   skipped: () => 0,
 };
 const TEXT_MEASURE: Measure = {
+  rendering: "text",
   item: textItemTokens,
   heading: textHeadingTokens,
   skipped: textSkippedTokens,
 };
 
-/** Spends a token budget item by item, in the order the caller offers them. */
+/**
+ * Spends a token budget item by item, in the order the caller offers them. In JSON it counts
+ * every item it takes, budget or not: their sum is the answer's `servedTokens`.
+ */
 class TokenBudget {
   private used = 0;
   /** What a page holding only its frame leaves its items: an item costing more is never served. */
   private room: number | undefined;
+  /** The tokens of the items taken (headings and reserve aside). */
+  private items = 0;
   private readonly opened = new Set<RecallSection>();
+  private readonly counting: boolean;
   constructor(
     readonly limit: number | undefined,
-    private readonly measure: Measure,
+    readonly measure: Measure,
   ) {
     this.room = limit;
+    this.counting = limit !== undefined || measure === JSON_MEASURE;
   }
   /**
    * Sets aside what the rendering costs beyond its items (the text's first line and notes);
@@ -189,9 +198,12 @@ class TokenBudget {
     this.used += tokens;
     if (this.limit !== undefined) this.room = this.limit - continued;
   }
-  /** True (and counted) when the item fits what is left; always true without a budget. */
-  take<S extends RecallSection>(section: S, item: RecallSectionItems[S]): boolean {
-    return this.offer(section, item) === "taken";
+  /**
+   * True (and counted) when the item fits what is left; always true without a budget. `counted`
+   * gives the item's cost when it is known already (an artifact's parts, counted once).
+   */
+  take<S extends RecallSection>(section: S, item: RecallSectionItems[S], counted?: number): boolean {
+    return this.offer(section, item, counted) === "taken";
   }
   /**
    * As `take`, telling apart an item that a later page can serve ("later") from one that no page
@@ -200,14 +212,18 @@ class TokenBudget {
   offer<S extends RecallSection>(
     section: S,
     item: RecallSectionItems[S],
+    counted?: number,
   ): "taken" | "later" | { tokens: number } {
-    if (this.limit === undefined || this.room === undefined) return "taken";
-    const heading = this.opened.has(section) ? 0 : this.measure.heading(section);
-    const tokens = this.measure.item(section, item);
-    if (heading + tokens > this.room) return { tokens };
-    if (this.used + heading + tokens > this.limit) return "later";
-    this.used += heading + tokens;
-    this.opened.add(section);
+    if (!this.counting) return "taken";
+    const tokens = counted ?? this.measure.item(section, item);
+    if (this.limit !== undefined && this.room !== undefined) {
+      const heading = this.opened.has(section) ? 0 : this.measure.heading(section);
+      if (heading + tokens > this.room) return { tokens };
+      if (this.used + heading + tokens > this.limit) return "later";
+      this.used += heading + tokens;
+      this.opened.add(section);
+    }
+    this.items += tokens;
     return "taken";
   }
   /** Counts the note naming a skipped event; false (nothing counted) when it does not fit. */
@@ -217,6 +233,13 @@ class TokenBudget {
     if (this.used + cost > this.limit) return false;
     this.used += cost;
     return true;
+  }
+  get limited(): boolean {
+    return this.limit !== undefined;
+  }
+  /** The tokens of the items taken: a JSON answer's `servedTokens`. */
+  get served(): number {
+    return this.items;
   }
 }
 
@@ -246,33 +269,18 @@ export async function recall(
 ): Promise<Recall> {
   // A text budget first keeps no room for the note on what it left out; when that note then
   // does not fit, the selection runs again with room for it at its longest.
+  // JSON: the served items as the budget counts them, summed while it took them.
   const first = await select(deps, subject, options, false);
-  const tokens = servedTokens(first, options);
-  if (options.format !== "text" || options.budget === undefined || tokens <= options.budget)
-    return { ...first, servedTokens: tokens };
+  if (options.format !== "text") return first;
+  const tokens = textTokens(first, options);
+  if (options.budget === undefined || tokens <= options.budget) return { ...first, servedTokens: tokens };
   const second = await select(deps, subject, options, true);
-  return { ...second, servedTokens: servedTokens(second, options) };
+  return { ...second, servedTokens: textTokens(second, options) };
 }
 
-/**
- * The tokens of the answer in its rendering: the whole text recall serves as text (what the
- * budget's frame and items add up to), or the served items as the JSON budget counts them.
- */
-function servedTokens(answer: Recall, options: RecallOptions): number {
-  if (options.format === "text")
-    return renderServedRecallText(answer, { searchHint: options.searchHint }).tokens;
-  const items = [
-    ...answer.claims,
-    ...answer.pending,
-    ...answer.unresolvedConflicts,
-    ...answer.tail,
-    ...answer.events,
-    ...answer.cold,
-  ];
-  return items.reduce(
-    (sum, item) => sum + jsonTokens(item),
-    answer.summary === null ? 0 : jsonTokens(answer.summary),
-  );
+/** The tokens of the whole text recall serves (what a text budget's frame and items add up to). */
+function textTokens(answer: Recall, options: RecallOptions): number {
+  return renderServedRecallText(answer, { searchHint: options.searchHint }).tokens;
 }
 
 async function select(
@@ -301,17 +309,17 @@ async function select(
       earlierReadings: page.earlierReadings,
       omitted: { ...NOTHING_OMITTED, oversized: page.oversized },
       nextCursor: page.nextCursor,
+      servedTokens: budget.served,
     };
   };
   if (reason !== null || !alias) return raw(reason ?? "no summary");
   const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
   const unserved = rawForRecord(alias.parentArtifactId, record);
   if (unserved !== null) return raw(unserved);
-  let body: ConsolidationOutput;
+  const served = ServedArtifacts.of(deps.artifacts);
+  let body: ServedBody;
   try {
-    body = ConsolidationOutputSchema.parse(
-      await deps.artifacts.readArtifact(subject, alias.parentArtifactId),
-    );
+    body = await served.body(subject, alias.parentArtifactId);
   } catch (error) {
     // A missing or damaged body never fails a recall: the raw layer answers, saying why.
     return raw(
@@ -319,7 +327,7 @@ async function select(
     );
   }
   // The index says how many inputs stay cold (every summary recall reports it) and answers queries.
-  const index = await readRecallIndex(deps, subject, alias.parentArtifactId);
+  const index = await served.index(subject, alias.parentArtifactId);
   const frame = itemlessRecall({
     mode: "summary",
     reason: "",
@@ -337,6 +345,7 @@ async function select(
       earlierReadings: page.earlierReadings,
       omitted: { ...NOTHING_OMITTED, oversized: page.oversized },
       nextCursor: page.nextCursor,
+      servedTokens: budget.served,
     };
   }
   reserveFrame(
@@ -345,10 +354,11 @@ async function select(
     options,
     roomForLeftOut
       ? {
-          claims: body.claims.filter((claim) => inScope(options.scope, claim.scope)).length,
-          pending: body.pending.length,
-          unresolvedConflicts: body.unresolvedConflicts.filter((c) => inScope(options.scope, c.scope)).length,
-          summary: body.summary !== "",
+          claims: body.body.claims.filter((claim) => inScope(options.scope, claim.scope)).length,
+          pending: body.body.pending.length,
+          unresolvedConflicts: body.body.unresolvedConflicts.filter((c) => inScope(options.scope, c.scope))
+            .length,
+          summary: body.body.summary !== "",
           cold: options.query === undefined ? 0 : RECALL_COLD_MATCHES,
           // A skipped event's note is counted when the page meets it.
           oversized: [],
@@ -356,18 +366,19 @@ async function select(
       : NOTHING_OMITTED,
     alias.coversThrough < snapshot.highWater,
   );
-  const served = serveWithin(budget, body, options.scope, new Set(index?.mustPreserveClaims ?? []));
+  const parts = serveWithin(budget, body, options.scope, index?.mustPreserveClaims ?? new Set());
   const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail", true);
   const cold = await coldMatches(deps, snapshot, index, options, budget);
   return {
     ...frame,
     reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}`,
-    ...served.parts,
+    ...parts.parts,
     tail: page.events,
     cold: cold.events,
     earlierReadings: page.earlierReadings,
-    omitted: { ...served.omitted, cold: cold.omitted, oversized: page.oversized },
+    omitted: { ...parts.omitted, cold: cold.omitted, oversized: page.oversized },
     nextCursor: page.nextCursor,
+    servedTokens: budget.served,
   };
 }
 
@@ -414,38 +425,33 @@ function reserveFrame(
   budget.reserve(tokens, continued);
 }
 
-async function readRecallIndex(
-  deps: Pick<Deps, "artifacts">,
-  subject: string,
-  artifactId: string,
-): Promise<RecallIndex | null> {
-  try {
-    return RecallIndex.parse(await deps.artifacts.readRecallIndex(subject, artifactId));
-  } catch (error) {
-    // Older artifacts have none; recall then orders claims as written and answers no query.
-    if (error instanceof NotFoundError || error instanceof z.ZodError) return null;
-    throw error;
-  }
-}
-
 /** The summary's parts in budget order (see `recall`), restored to the artifact's own order. */
 function serveWithin(
   budget: TokenBudget,
-  body: ConsolidationOutput,
+  served: ServedBody,
   scope: string | undefined,
   mustPreserveClaims: ReadonlySet<number>,
 ) {
+  const { body } = served;
+  // Each part's tokens in this rendering, counted once per artifact.
+  const tokens = served.tokens(budget.measure);
   const claims = body.claims
     .map((claim, index) => ({ claim, index }))
     .filter((c) => inScope(scope, c.claim.scope));
   const first = claims.filter((c) => mustPreserveClaims.has(c.index));
   const rest = claims.filter((c) => !mustPreserveClaims.has(c.index));
-  const keptFirst = first.filter((c) => budget.take("claims", c.claim));
-  const pending = body.pending.filter((item) => budget.take("tasks", item));
-  const conflicts = body.unresolvedConflicts.filter((c) => inScope(scope, c.scope));
-  const keptConflicts = conflicts.filter((conflict) => budget.take("conflicts", conflict));
-  const keptRest = rest.filter((c) => budget.take("claims", c.claim));
-  const summary = budget.take("summary", body.summary) ? body.summary : null;
+  const takeClaim = (c: { claim: Claim; index: number }) =>
+    budget.take("claims", c.claim, tokens.claims[c.index]);
+  const keptFirst = first.filter(takeClaim);
+  const pending = body.pending.filter((item, i) => budget.take("tasks", item, tokens.pending[i]));
+  const conflicts = body.unresolvedConflicts
+    .map((conflict, index) => ({ conflict, index }))
+    .filter((c) => inScope(scope, c.conflict.scope));
+  const keptConflicts = conflicts
+    .filter((c) => budget.take("conflicts", c.conflict, tokens.unresolvedConflicts[c.index]))
+    .map((c) => c.conflict);
+  const keptRest = rest.filter(takeClaim);
+  const summary = budget.take("summary", body.summary, tokens.summary) ? body.summary : null;
   const kept = [...keptFirst, ...keptRest].sort((a, b) => a.index - b.index).map((c) => c.claim);
   return {
     parts: { claims: kept, pending, unresolvedConflicts: keptConflicts, summary },
@@ -462,13 +468,13 @@ function serveWithin(
 async function coldMatches(
   deps: Pick<Deps, "events">,
   snapshot: Snapshot,
-  index: RecallIndex | null,
+  index: ServedIndex | null,
   options: RecallOptions,
   budget: TokenBudget,
 ): Promise<{ events: SequencedEvent[]; omitted: number }> {
   if (index === null || options.query === undefined || options.query.trim() === "")
     return { events: [], omitted: 0 };
-  const ids = searchCold(index, options.query, RECALL_COLD_MATCHES);
+  const ids = searchCold(index.search, options.query, RECALL_COLD_MATCHES);
   if (ids.length === 0) return { events: [], omitted: 0 };
   const stored = await deps.events.eventsById(snapshot.subject, ids);
   const matches = ids
@@ -516,8 +522,11 @@ async function validPage(
   });
   let position = after;
   let bytes = 0;
+  // A budget usually ends the page long before RECALL_PAGE_EVENTS: the log is read in growing pages.
+  let readSize = budget.limited ? 64 : RECALL_PAGE_EVENTS;
   while (position < highWater) {
-    const records = await deps.events.eventsPage(subject, position, highWater, RECALL_PAGE_EVENTS);
+    const records = await deps.events.eventsPage(subject, position, highWater, readSize);
+    readSize = Math.min(RECALL_PAGE_EVENTS, readSize * 4);
     if (records.length === 0) break;
     resolver.remember(records);
     for (const { event } of records) {

@@ -26,7 +26,37 @@ function loadTable() {
 
 const utf8 = new TextEncoder();
 
+/**
+ * Tokens of a text; a short text's count is remembered (a bounded memo by the text itself): the
+ * events a recall spends its budget on are counted once, not on every recall that serves them.
+ */
 export function countTokens(text: string): number {
+  const known = counted.get(text);
+  if (known !== undefined) return known;
+  const count = countPieces(text);
+  if (text.length <= MEMO_TEXT_LIMIT) {
+    if (memoChars + text.length > MEMO_CHARS) {
+      counted.clear();
+      memoChars = 0;
+    }
+    counted.set(text, count);
+    memoChars += text.length;
+  }
+  return count;
+}
+
+/**
+ * Texts counted lately, bounded by the characters they hold (emptied when full): an event's JSON
+ * is well under the length kept, a whole summary is not (an artifact's parts are counted once
+ * where it is cached).
+ */
+const counted = new Map<string, number>();
+let memoChars = 0;
+const MEMO_CHARS = 8 * 1024 * 1024;
+const MEMO_TEXT_LIMIT = 4096;
+
+/** The count itself: each piece of the pattern's split, merged. */
+function countPieces(text: string): number {
   const { ranks, pieces } = loadTable();
   let count = 0;
   for (const match of text.matchAll(pieces)) {

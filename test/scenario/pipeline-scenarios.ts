@@ -204,6 +204,58 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
         /is not a cursor memgate issued/,
       );
     });
+    it("recall reads an artifact's body and recall index once, answers alike from them, and reads again after a failed read", async () => {
+      const stores = open();
+      const deps = depsOver(stores);
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 12));
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      await appendEvents(deps, subject, factsBatch(13, 15));
+      // A store object of its own: its cache starts empty, and its reads are counted.
+      const reads = { body: 0, index: 0 };
+      let failNextBody = true;
+      const counted: ArtifactStore = Object.create(stores.artifacts, {
+        readArtifact: {
+          value: (s: string, id: string) => {
+            reads.body++;
+            if (failNextBody) {
+              failNextBody = false;
+              return Promise.reject(new Error("disk hiccup"));
+            }
+            return stores.artifacts.readArtifact(s, id);
+          },
+        },
+        readRecallIndex: {
+          value: (s: string, id: string) => {
+            reads.index++;
+            return stores.artifacts.readRecallIndex(s, id);
+          },
+        },
+      });
+      const cached = { ...deps, artifacts: counted };
+      expect(await recall(cached, subject)).toMatchObject({
+        mode: "raw",
+        reason: expect.stringMatching(/disk hiccup/),
+      });
+      const asked = [
+        {},
+        { budget: 120 },
+        { budget: 120, format: "text" as const },
+        { budget: 400, query: "fact" },
+        { scope: "global", budget: 60 },
+      ];
+      const first = [];
+      for (const options of asked) first.push(await recall(cached, subject, options));
+      expect(reads).toEqual({ body: 2, index: 1 });
+      for (const [i, options] of asked.entries()) {
+        expect(await recall(cached, subject, options)).toEqual(first[i]);
+        // The same answer as from the store itself.
+        expect(await recall(deps, subject, options)).toEqual(first[i]);
+      }
+      expect(reads).toEqual({ body: 2, index: 1 });
+      expect(first.every((answer) => answer.mode === "summary")).toBe(true);
+      expect(first[1]?.omitted.claims).toBeGreaterThan(0);
+    });
     it("a budget on the text counts the whole text: it fits, says what it left out, and every item is served or counted", async () => {
       const deps = depsOver(open());
       const subject = freshSubject();

@@ -1,0 +1,150 @@
+import type MiniSearch from "minisearch";
+import { z } from "zod";
+import { deepFreeze } from "#domain/frozen.ts";
+import type { ConsolidationOutput } from "#domain/schemas.ts";
+import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
+import type { ArtifactFiles } from "#ports/artifacts.ts";
+import { NotFoundError } from "#ports/errors.ts";
+import { loadColdSearch, RecallIndex } from "./recall-index.ts";
+import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
+
+/**
+ * Artifacts as recall serves them, read and parsed once per store: an artifact's body and recall
+ * index are written once and never change, so an entry cached by artifact id never goes out of
+ * date and needs no invalidation (whether an artifact is served is decided per request, from its
+ * record and the alias, never from here). The token count of each part is computed once per
+ * artifact and rendering (JSON, text), on its first recall in it, and the cold layer's search
+ * loaded once, on its first query. A failed read is not kept: the next recall reads again. Bodies are frozen (every recall
+ * serving one shares it). Bounded by the size of the JSON held; the least recently served go first.
+ */
+export class ServedArtifacts {
+  /** At most this much JSON text (UTF-16 code units) held per store. */
+  static readonly LIMIT = 32 * 1024 * 1024;
+
+  private static readonly byStore = new WeakMap<ArtifactFiles, ServedArtifacts>();
+
+  /** The cache of one store object (the same for every use case handed that store). */
+  static of(store: ArtifactFiles): ServedArtifacts {
+    let served = ServedArtifacts.byStore.get(store);
+    if (!served) {
+      served = new ServedArtifacts(store);
+      ServedArtifacts.byStore.set(store, served);
+    }
+    return served;
+  }
+
+  private readonly entries = new Map<string, { value: Promise<unknown>; size: number }>();
+  private held = 0;
+
+  private constructor(private readonly store: ArtifactFiles) {}
+
+  /** The artifact's body, parsed with the candidate schema (a damaged body throws, every time). */
+  body(subject: string, artifactId: string): Promise<ServedBody> {
+    return this.cached(`body\u0000${subject}\u0000${artifactId}`, async () => {
+      const raw = await this.store.readArtifact(subject, artifactId);
+      return {
+        value: new ServedBody(deepFreeze(ConsolidationOutputSchema.parse(raw))),
+        size: JSON.stringify(raw).length,
+      };
+    });
+  }
+
+  /** The artifact's recall index; null when it was written without one (older artifacts). */
+  index(subject: string, artifactId: string): Promise<ServedIndex | null> {
+    return this.cached(`index\u0000${subject}\u0000${artifactId}`, async () => {
+      try {
+        const index = RecallIndex.parse(await this.store.readRecallIndex(subject, artifactId));
+        return { value: new ServedIndex(index), size: index.cold.length };
+      } catch (error) {
+        if (error instanceof NotFoundError || error instanceof z.ZodError) return { value: null, size: 0 };
+        throw error;
+      }
+    });
+  }
+
+  private cached<T>(key: string, read: () => Promise<{ value: T; size: number }>): Promise<T> {
+    const known = this.entries.get(key);
+    if (known) {
+      // Most recently served last: eviction takes from the front.
+      this.entries.delete(key);
+      this.entries.set(key, known);
+      return known.value as Promise<T>;
+    }
+    const entry: { value: Promise<T>; size: number } = {
+      value: read().then(({ value, size }) => this.settle(key, entry, value, size)),
+      size: 0,
+    };
+    this.entries.set(key, entry);
+    entry.value.catch(() => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    });
+    return entry.value;
+  }
+
+  private settle<T>(key: string, entry: { size: number }, value: T, size: number): T {
+    if (this.entries.get(key) !== entry) return value;
+    entry.size = size;
+    this.held += size;
+    for (const [oldest, held] of this.entries) {
+      if (this.held <= ServedArtifacts.LIMIT || oldest === key) break;
+      this.entries.delete(oldest);
+      this.held -= held.size;
+    }
+    return value;
+  }
+}
+
+/** What an item of a recall answer costs in one rendering (JSON or text). */
+export interface PartMeasure {
+  readonly rendering: "json" | "text";
+  item<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number;
+}
+
+/** A parsed body with the token count of each part, counted once per rendering. */
+export class ServedBody {
+  private readonly counted = new Map<PartMeasure["rendering"], PartTokens>();
+
+  constructor(readonly body: ConsolidationOutput) {}
+
+  /** Tokens of each claim, pending item and conflict and of the summary, as `measure` counts them. */
+  tokens(measure: PartMeasure): PartTokens {
+    let tokens = this.counted.get(measure.rendering);
+    if (!tokens) {
+      tokens = {
+        claims: this.body.claims.map((claim) => measure.item("claims", claim)),
+        pending: this.body.pending.map((item) => measure.item("tasks", item)),
+        unresolvedConflicts: this.body.unresolvedConflicts.map((conflict) =>
+          measure.item("conflicts", conflict),
+        ),
+        summary: measure.item("summary", this.body.summary),
+      };
+      this.counted.set(measure.rendering, tokens);
+    }
+    return tokens;
+  }
+}
+
+export interface PartTokens {
+  claims: readonly number[];
+  pending: readonly number[];
+  unresolvedConflicts: readonly number[];
+  summary: number;
+}
+
+/** A parsed recall index: the must-preserve claims, and the cold layer's search, loaded once. */
+export class ServedIndex {
+  readonly mustPreserveClaims: ReadonlySet<number>;
+  /** The inputs that stay cold; undefined for indexes built before they were counted. */
+  readonly coldInputs: number | undefined;
+  private loaded: MiniSearch | undefined;
+
+  constructor(private readonly index: RecallIndex) {
+    this.mustPreserveClaims = new Set(index.mustPreserveClaims);
+    this.coldInputs = index.coldInputs;
+  }
+
+  get search(): MiniSearch {
+    this.loaded ??= loadColdSearch(this.index);
+    return this.loaded;
+  }
+}
