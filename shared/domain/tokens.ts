@@ -27,6 +27,14 @@ function loadTable() {
 const utf8 = new TextEncoder();
 
 /**
+ * Builds the rank map now rather than in the first count: a server calls it before it listens, so
+ * the first budgeted recall does not hold every request behind the rank table (about a second).
+ */
+export function prepareTokenizer(): void {
+  loadTable();
+}
+
+/**
  * Tokens of a text; a short text's count is remembered (a bounded memo by the text itself): the
  * events a recall spends its budget on are counted once, not on every recall that serves them.
  */

@@ -2,7 +2,8 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { sweep } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
-import { workOnMessage } from "#app/worker.ts";
+import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
+import { prepareTokenizer } from "#domain/tokens.ts";
 import { createApi } from "./api.ts";
 
 export interface LocalServerOptions {
@@ -16,9 +17,20 @@ export interface LocalServerOptions {
   allowedHosts?: readonly string[];
   /** How often the sweep requests the rebuilds committed state calls for (default one minute). */
   sweepEveryMs?: number;
+  /**
+   * Where the worker's use case runs on each queue message (`memgate serve`: a thread of its own,
+   * runtime/consolidation-thread.ts); default this thread, over `deps`.
+   */
+  consolidations?: Consolidations;
   /** Results (the URL) go out, one line per request and the worker's lines go to log. */
   out: (line: string) => void;
   log: (line: string) => void;
+}
+
+/** Runs the worker's use case on one queue message; `close` once no message is outstanding. */
+export interface Consolidations {
+  work(body: unknown): Promise<WorkOutcome>;
+  close(): Promise<void>;
 }
 
 export interface RunningServer {
@@ -43,6 +55,8 @@ export async function startLocalServer(deps: Deps, options: LocalServerOptions):
         `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       ),
   });
+  // Built before the first request, not inside the first budgeted recall (every request would wait).
+  prepareTokenizer();
   const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
@@ -52,7 +66,11 @@ export async function startLocalServer(deps: Deps, options: LocalServerOptions):
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${host}:${port}`;
 
-  const worker = new LocalWorker(deps, options.log);
+  const consolidations = options.consolidations ?? {
+    work: (body: unknown) => workOnMessage(deps, body),
+    close: async () => undefined,
+  };
+  const worker = new LocalWorker(deps, consolidations, options.log);
   const runSweep = async () => {
     try {
       for (const { subject, reason } of await sweep(deps))
@@ -75,13 +93,14 @@ export async function startLocalServer(deps: Deps, options: LocalServerOptions):
       clearInterval(sweeper);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await worker.stop();
+      await consolidations.close();
     },
   };
 }
 
 /**
  * Consumes the queue in process: one message at a time (the embedded store is one writer), each
- * through the worker's use case; `ack` outcomes are acknowledged, `retry` ones released for another
+ * through the worker's use case where `consolidations` runs it; `ack` outcomes are acknowledged, `retry` ones released for another
  * try later (and dead-lettered after the queue's maximum receives).
  */
 class LocalWorker {
@@ -91,6 +110,7 @@ class LocalWorker {
 
   constructor(
     private readonly deps: Deps,
+    private readonly consolidations: Consolidations,
     private readonly log: (line: string) => void,
   ) {}
 
@@ -128,7 +148,15 @@ class LocalWorker {
         continue;
       }
       for (const message of messages) {
-        const outcome = await workOnMessage(this.deps, message.body);
+        let outcome: WorkOutcome;
+        try {
+          outcome = await this.consolidations.work(message.body);
+        } catch (error) {
+          // The consolidation thread died under it: the message comes back for another try.
+          this.log(`worker: ${error instanceof Error ? error.message : String(error)}; released for a retry`);
+          await this.deps.queue.release(message.receipt);
+          continue;
+        }
         const what =
           outcome.status === "refused"
             ? `refused (${outcome.refusal})`
