@@ -40,7 +40,11 @@ export async function buildBundle(target = currentBuildDir()) {
   // The options every CLI build shares (shared/runtime/bundling.mjs): split, SDK and SQLite outside.
   await build({
     ...CLI_BUNDLE,
-    entryPoints: { memgate: join(ROOT, "shared", "cli", "main.ts") },
+    entryPoints: {
+      memgate: join(ROOT, "shared", "cli", "main.ts"),
+      // `memgate serve` runs consolidations on a worker thread started from this file.
+      "consolidation-thread": join(ROOT, "shared", "runtime", "consolidation-thread-entry.ts"),
+    },
     outdir: temporary,
     outExtension: { ".js": ".mjs" },
   });

@@ -3,7 +3,7 @@ import { Snapshot, type Snapshot as SnapshotMessage, Subject } from "#domain/sch
 import type { SelectorVersion } from "#domain/validity.ts";
 import { readUserText } from "#io/read-text.ts";
 import { InputError } from "#ports/errors.ts";
-import { checkModelName, openEmbeddedRuntime } from "#runtime/embedded.ts";
+import { checkModelName, type EmbeddedRuntimeOptions, openEmbeddedRuntime } from "#runtime/embedded.ts";
 import { describeIssues, firstIssue } from "#runtime/issues.ts";
 import type { Io } from "./output.ts";
 import { UsageError } from "./output.ts";
@@ -69,13 +69,13 @@ export interface RuntimeNeeds {
 }
 
 /**
- * Opens the embedded runtime the flags describe (the store, the model, the prompt), runs `work`,
- * always closes. Every flag is checked before a store is opened: a refused command creates nothing.
+ * Opens the embedded runtime the flags describe (the store, the model, the prompt), runs `work`
+ * (given the options it was opened with, for a thread that opens its own), always closes. Every flag is checked before a store is opened: a refused command creates nothing.
  */
 export async function withRuntime<T>(
   values: Values,
   io: Io,
-  work: (deps: Deps) => Promise<T>,
+  work: (deps: Deps, options: EmbeddedRuntimeOptions) => Promise<T>,
   needs: RuntimeNeeds = {},
 ): Promise<T> {
   const store = text(values, "store") ?? "embedded";
@@ -85,7 +85,7 @@ export async function withRuntime<T>(
   const timeoutMs = boundedInt(values, "timeout-ms", MAX_TIMEOUT_MS);
   const model = text(values, "model");
   if (model !== undefined && !needs.renderOnly) checkModelName(model);
-  const runtime = await openEmbeddedRuntime({
+  const options: EmbeddedRuntimeOptions = {
     store,
     home: text(values, "home"),
     mustExist: needs.readOnly === true,
@@ -96,9 +96,10 @@ export async function withRuntime<T>(
     selectorVersion: needs.selectorVersion,
     renderOnly: needs.renderOnly,
     progress: (line) => io.err(`memgate: ${line}`),
-  });
+  };
+  const runtime = await openEmbeddedRuntime(options);
   try {
-    return await work(runtime.deps);
+    return await work(runtime.deps, options);
   } finally {
     runtime.close();
   }

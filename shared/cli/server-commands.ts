@@ -3,6 +3,7 @@ import { startLocalServer } from "#http/local-server.ts";
 import { createMcpServer } from "#mcp/server.ts";
 import { InputError } from "#ports/errors.ts";
 import { env } from "#runtime/config.ts";
+import { ConsolidationThread, consolidationThreadEntry } from "#runtime/consolidation-thread.ts";
 import { boundedInt, type Command, storeCommand, subjectArg, text, texts, withRuntime } from "./command.ts";
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 
@@ -34,7 +35,10 @@ export const SERVER_COMMANDS: Record<string, Command> = {
           );
         return name;
       });
-      return withRuntime(values, io, async (deps) => {
+      return withRuntime(values, io, async (deps, { progress, ...runtimeOptions }) => {
+        // Consolidations on a thread of their own, over the same options: requests never wait on one.
+        const entry = consolidationThreadEntry();
+        const consolidations = entry ? new ConsolidationThread(entry, runtimeOptions, progress) : undefined;
         let server: Awaited<ReturnType<typeof startLocalServer>>;
         try {
           server = await startLocalServer(deps, {
@@ -42,6 +46,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
             host,
             token,
             allowedHosts,
+            ...(consolidations ? { consolidations } : {}),
             out: (line) => io.out(line),
             log: (line) => io.err(`memgate: ${line}`),
           });
