@@ -2,8 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
 import { memgate } from "../support/cli.ts";
+import { startServe } from "../support/serve-process.ts";
 import { factsBatch } from "./pipeline-scenarios.ts";
 
 /**
@@ -143,5 +145,56 @@ describe.each(targets)("crashes and timeouts, $name", (target) => {
     const again = await cli(["run", file]);
     expect(again.code).toBe(4);
     expect((await artifactsOf(subject)).filter((a) => a.status === "PUBLISHED")).toHaveLength(1);
+  });
+});
+
+describe("kill -9 of memgate serve while concurrent appends share group commits", () => {
+  it("keeps every acknowledged batch whole and once, and every other batch whole or absent", async () => {
+    const serveHome = mkdtempSync(join(tmpdir(), "memgate-crash-serve-"));
+    const server = await startServe(["--home", serveHome]);
+    const subjects = 4;
+    const batchOf = (n: number) =>
+      [0, 1, 2].map((k) => ({ eventId: `b${n}-e${k}`, kind: "note", text: `batch ${n}, note ${k}` }));
+    const acknowledged = new Set<number>();
+    const sent: number[] = [];
+    const appendBatch = async (n: number) => {
+      sent.push(n);
+      const answer = await fetch(`${server.url}/v1/subjects/crash-serve-${n % subjects}/events`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ events: batchOf(n) }),
+      });
+      if (answer.ok) acknowledged.add(n);
+    };
+    // 16 clients append without pause; the server is killed once 100 batches are acknowledged.
+    let next = 0;
+    const clients = Array.from({ length: 16 }, async () => {
+      while (server.child.exitCode === null && server.child.signalCode === null)
+        await appendBatch(next++).catch(() => undefined);
+    });
+    while (acknowledged.size < 100) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await server.stop("SIGKILL")).toBeNull();
+    await Promise.all(clients);
+
+    const store = SqliteStore.open(serveHome);
+    try {
+      const storedIn = new Map<string, number>();
+      for (let s = 0; s < subjects; s++) {
+        const subject = `crash-serve-${s}`;
+        const { highWater } = await store.snapshot(subject);
+        const events = await store.eventsThrough(subject, highWater);
+        // Gapless: one sequence per stored event, 1..highWater.
+        expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: highWater }, (_, i) => i + 1));
+        for (const event of events) storedIn.set(event.eventId, (storedIn.get(event.eventId) ?? 0) + 1);
+      }
+      expect([...storedIn.values()].every((count) => count === 1)).toBe(true);
+      for (const n of sent) {
+        const stored = batchOf(n).filter((e) => storedIn.has(e.eventId)).length;
+        if (acknowledged.has(n)) expect(stored, `acknowledged batch ${n}`).toBe(3);
+        else expect([0, 3], `unacknowledged batch ${n}`).toContain(stored);
+      }
+    } finally {
+      store.close();
+    }
   });
 });
