@@ -1,5 +1,7 @@
 // The consolidation thread of `memgate serve` (see ConsolidationThread): opens the runtime it is
 // given and runs the worker's use case on each message, one after the other.
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
 import type {
@@ -12,6 +14,15 @@ import { openEmbeddedRuntime } from "./embedded.ts";
 const port = parentPort;
 if (!port) throw new Error("consolidation-thread runs as a worker thread of memgate serve");
 const post = (message: FromConsolidationThread) => port.postMessage(message);
+
+// Background work yields to requests: on Linux a thread has its own task id, whose nice value this
+// thread raises, so when the CPUs are contended the serving thread runs first. Elsewhere, as is.
+try {
+  const task = Number(readlinkSync("/proc/thread-self").split("/").pop());
+  if (Number.isInteger(task) && task > 0) setPriority(task, 10);
+} catch {
+  // No /proc/thread-self (not Linux), or not allowed: the thread keeps the process's priority.
+}
 
 // The serving thread's own options (a structured clone of them), not outside input.
 const runtime = openEmbeddedRuntime({
