@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
+import { deepFreeze } from "./frozen.ts";
 import type { InputRef, SequencedEvent } from "./schemas.ts";
 import { MemoryEvent } from "./schemas.ts";
 
@@ -48,10 +49,33 @@ export function withStoredHash<T extends MemoryEvent>(event: T, hash: string): T
   return event;
 }
 
-/** An event read back from a store: its body checked again, its sequence and stored hash attached. */
+/**
+ * An event read back from a store: its body checked again, its sequence and stored hash attached.
+ * A stored event never changes, and the same (body, sequence, hash) always decodes to the same
+ * event, so a body decoded lately is answered from a memo (bounded by the characters it holds,
+ * emptied when full): a recall reads the same oldest events or the same tail on every call. The
+ * event is frozen throughout, since every reader of that body shares it.
+ */
 export function decodeStoredEvent(body: string, sequence: number, hash: string): SequencedEvent {
-  return withStoredHash({ ...MemoryEvent.parse(JSON.parse(body)), sequence }, hash);
+  const known = decoded.get(body);
+  if (known !== undefined && known.sequence === sequence && storedHashes.get(known) === hash) return known;
+  const event = deepFreeze(withStoredHash({ ...MemoryEvent.parse(JSON.parse(body)), sequence }, hash));
+  if (body.length <= DECODED_BODY_LIMIT) {
+    if (decodedChars + body.length > DECODED_CHARS) {
+      decoded.clear();
+      decodedChars = 0;
+    }
+    if (known === undefined) decodedChars += body.length;
+    decoded.set(body, event);
+  }
+  return event;
 }
+
+const decoded = new Map<string, SequencedEvent>();
+let decodedChars = 0;
+/** About 10,000 typical events; a body past the limit (a rare large one) is decoded every time. */
+const DECODED_CHARS = 4 * 1024 * 1024;
+const DECODED_BODY_LIMIT = 16 * 1024;
 
 /** The ordered (id, sequence, hash) list that binds a snapshot's inputs. */
 export function inputRefs(inputs: readonly SequencedEvent[]): InputRef[] {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, eventHash, inputRefs, inputRoot } from "#domain/hashing.ts";
+import { canonicalJson, decodeStoredEvent, eventHash, inputRefs, inputRoot } from "#domain/hashing.ts";
 import { log } from "../support/builders.ts";
 
 /** RFC 8785 Appendix B: IEEE 754 bit patterns and their required serialisation. */
@@ -141,5 +141,32 @@ describe("event hashing", () => {
     expect(root).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(inputRoot(inputRefs([...events].reverse()))).toBe(root);
     expect(inputRoot(inputRefs(events.map((e) => ({ ...e, sequence: e.sequence + 1 }))))).not.toBe(root);
+  });
+});
+
+describe("decoding a stored event", () => {
+  const body = JSON.stringify({ eventId: "d-1", kind: "note", text: "read back" });
+  const hash = `sha256:${"b".repeat(64)}`;
+
+  it("answers the same body, sequence and hash with the same frozen event; another sequence or hash decodes anew", () => {
+    const first = decodeStoredEvent(body, 3, hash);
+    expect(first).toMatchObject({ eventId: "d-1", kind: "note", text: "read back", sequence: 3 });
+    expect(eventHash(first)).toBe(hash);
+    expect(decodeStoredEvent(body, 3, hash)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => {
+      (first as { text: string }).text = "changed";
+    }).toThrow(TypeError);
+    const moved = decodeStoredEvent(body, 4, hash);
+    expect(moved).not.toBe(first);
+    expect(moved.sequence).toBe(4);
+    const rehashed = decodeStoredEvent(body, 4, `sha256:${"c".repeat(64)}`);
+    expect(eventHash(rehashed)).toBe(`sha256:${"c".repeat(64)}`);
+  });
+
+  it("refuses a damaged body every time it is read", () => {
+    const damaged = JSON.stringify({ eventId: "d-2", kind: "not-a-kind", text: "x" });
+    expect(() => decodeStoredEvent(damaged, 1, hash)).toThrow();
+    expect(() => decodeStoredEvent(damaged, 1, hash)).toThrow();
   });
 });
