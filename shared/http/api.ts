@@ -67,20 +67,26 @@ export function createApi(options: ApiOptions): OpenAPIHono {
   // token and sends it with every API call it makes.
   if (options.token !== undefined)
     app.use("*", except(["/healthz", ...Object.values(REVIEW_PAGE_PATHS)], tokenRequired(options.token)));
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: MAX_REQUEST_BYTES,
-      onError: () => {
-        throw new HttpProblemError(
-          413,
-          "too-large",
-          `body: a request holds at most ${MAX_REQUEST_BYTES} bytes (5 MiB); split the batch`,
-          "body",
-        );
-      },
-    }),
-  );
+  const tooLarge = () => {
+    throw new HttpProblemError(
+      413,
+      "too-large",
+      `body: a request holds at most ${MAX_REQUEST_BYTES} bytes (5 MiB); split the batch`,
+      "body",
+    );
+  };
+  const streamedLimit = bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: tooLarge });
+  // The limit from the declared length when there is one, as bodyLimit decides it, but without
+  // touching the body first: on `memgate serve` that would build a WHATWG Request for every
+  // request (GETs included) and read the body through web streams instead of straight from the
+  // socket. A GET or HEAD carries no body; a body without a length is counted as it streams.
+  app.use("*", (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    const length = c.req.header("content-length");
+    if (length !== undefined && c.req.header("transfer-encoding") === undefined)
+      return Number.parseInt(length, 10) > MAX_REQUEST_BYTES ? tooLarge() : next();
+    return streamedLimit(c, next);
+  });
   app.use("*", idempotentPosts());
   app.onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();

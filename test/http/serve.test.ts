@@ -1,6 +1,7 @@
 // The same story as the Lambdas', over HTTP against `memgate serve` started as a child process:
 // the worker and the sweep run inside it.
 import { mkdtempSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -107,6 +108,34 @@ describe("memgate serve", () => {
     expect(refused).toBeInstanceOf(MemgateApiError);
     expect((refused as MemgateApiError).status).toBe(401);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it("refuses a declared body over 5 MiB over the socket, reads a chunked one that fits, and keeps serving", async () => {
+    const subject = "serve/oversized";
+    const events = (text: string) => JSON.stringify({ events: [{ eventId: "big", kind: "note", text }] });
+    /** The status answered to a POST of `body`, with its length declared or sent in chunks without one. */
+    const post = (body: string, declared: boolean) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`${server.url}/v1/subjects/${encodeURIComponent(subject)}/events`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${TOKEN}`,
+            "content-type": "application/json",
+            ...(declared ? { "content-length": Buffer.byteLength(body) } : {}),
+          },
+        });
+        request.on("response", (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        // The server may answer and close before the rest is sent: the status is what counts.
+        request.on("error", (error) => setTimeout(() => reject(error), 1000));
+        for (let at = 0; at < body.length; at += 1024 * 1024) request.write(body.slice(at, at + 1024 * 1024));
+        request.end();
+      });
+    expect(await post(events("x".repeat(5 * 1024 * 1024 + 1)), true)).toBe(413);
+    expect(await post(events("fits"), false)).toBe(200);
+    expect((await client.recall(subject)).highWater).toBe(1);
   });
 
   it("logs one line per request and stops cleanly on SIGTERM", async () => {
