@@ -6,19 +6,14 @@ import { SqliteDatabase } from "#adapters/embedded/sqlite-database.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MemoryEvent, type MemoryEvent as MemoryEventType } from "#domain/schemas.ts";
 import { EventConflictError } from "#ports/errors.ts";
+import { bucketReading } from "../support/builders.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-group-"));
 const store = new SqliteStore(home);
 afterAll(() => store.close());
 
 const reading = (eventId: string, size: string, occurredAt: string): MemoryEventType =>
-  MemoryEvent.parse({
-    eventId,
-    kind: "fact",
-    text: `${eventId} bucket size`,
-    occurredAt,
-    assertions: [{ key: "bucket.size", value: { quantity: size, unit: "TB" }, polarity: "affirmed" }],
-  });
+  MemoryEvent.parse(bucketReading(eventId, size, occurredAt, "bucket.size"));
 
 const note = (eventId: string, text = `${eventId} noted`): MemoryEventType =>
   MemoryEvent.parse({ eventId, kind: "note", text });

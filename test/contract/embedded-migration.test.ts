@@ -5,15 +5,10 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MemoryEvent, type MemoryEvent as MemoryEventType } from "#domain/schemas.ts";
+import { bucketReading } from "../support/builders.ts";
 
 const reading = (eventId: string, size: string, occurredAt: string): MemoryEventType =>
-  MemoryEvent.parse({
-    eventId,
-    kind: "fact",
-    text: `${eventId} bucket size`,
-    occurredAt,
-    assertions: [{ key: "bucket.size", value: { quantity: size, unit: "TB" }, polarity: "affirmed" }],
-  });
+  MemoryEvent.parse(bucketReading(eventId, size, occurredAt, "bucket.size"));
 
 describe("embedded store opened on a file from before selector v2 and v3", () => {
   it("adds the selector and readings columns; old index rows load without readings, new appends write them", async () => {

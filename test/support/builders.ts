@@ -76,12 +76,17 @@ export function settled(
  * A reading of a backup bucket's size in TB, as devops-ana's log writes one (`ana-22`, `ana-51`):
  * what a `latest: ["backup.bucket_size"]` rule covers (selector v3).
  */
-export function bucketReading(eventId: string, quantity: string, occurredAt: string) {
+export function bucketReading(
+  eventId: string,
+  quantity: string,
+  occurredAt: string,
+  key = "backup.bucket_size",
+) {
   return {
     eventId,
     kind: "fact",
     text: `pay-backups-prod is at ${quantity} TB`,
     occurredAt,
-    assertions: [{ key: "backup.bucket_size", value: { quantity, unit: "TB" }, polarity: "affirmed" }],
+    assertions: [{ key, value: { quantity, unit: "TB" }, polarity: "affirmed" }],
   };
 }
