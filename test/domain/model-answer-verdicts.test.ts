@@ -45,19 +45,39 @@ const WARNED: Array<[string, string, RegExp]> = [
   ["support-bot/answer-v2-prompt.json", "summary-cue-dropped", /return shipping.*sb-21.*condition/],
 ];
 
+/**
+ * Chat-heavy logs (test/fixtures/chat-answers, see its README), each answered once by a real model
+ * to consolidate-v3: the refusals, as above.
+ */
+const CHAT_DIR = join(import.meta.dirname, "../fixtures/chat-answers");
+const CHAT_REFUSED: Record<string, string[]> = {
+  demo: [],
+  "mb-gary": [],
+  // "Thought about publishing" for "I have thought about it": a word no source holds.
+  "mb-leo": ["unsupported-claim leo-2023-04-27-4-u"],
+  // User turns logged as facts carry cues ("some", "if", "No problem"), so none may go cold.
+  "mb-emily": [
+    "missing emily-2023-04-28-1-u",
+    "missing emily-2023-04-28-3-u",
+    "missing emily-2023-04-29-5-u",
+    "missing emily-2023-05-02-1-u",
+    "missing emily-2023-05-02-2-u",
+  ],
+};
+
 const SUBJECTS = readdirSync(DIR, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort();
 
-function assess(subject: string, answer: string) {
+function assess(subject: string, answer: string, dir = DIR) {
   const events = checkEventLog(
-    parseEventLines(readFileSync(join(DIR, subject, "events.jsonl"), "utf8"), subject, {
+    parseEventLines(readFileSync(join(dir, subject, "events.jsonl"), "utf8"), subject, {
       assignSequence: true,
     }),
   );
   const context = buildGateContext(selectInputs(events, events.length, DEFAULT_TRUST_POLICY), events.length);
-  return assessCandidateText(context, decodeModelAnswer(readFileSync(join(DIR, subject, answer), "utf8")));
+  return assessCandidateText(context, decodeModelAnswer(readFileSync(join(dir, subject, answer), "utf8")));
 }
 
 describe("every real answer through the gate (the verdict table)", () => {
@@ -81,5 +101,11 @@ describe("every real answer through the gate (the verdict table)", () => {
     const warnings = (report.warnings ?? []).filter((w) => w.code === code).map((w) => w.detail);
     expect(warnings).toContainEqual(expect.stringMatching(detail));
     if (code === "summary-cue-dropped") expect(undecided.some((t) => t.kind === "summary")).toBe(true);
+  });
+
+  it.each(Object.entries(CHAT_REFUSED))("chat-answers/%s", (subject, refused) => {
+    const { report } = assess(subject, "answer-v3.json", CHAT_DIR);
+    expect(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`)).toEqual(refused);
+    expect(report.verdict).toBe(refused.length > 0 ? "reject" : "pass");
   });
 });
