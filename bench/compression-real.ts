@@ -8,10 +8,10 @@
 // DIR holds <subject>/events.jsonl and the answer files. By default two: test/fixtures/model-answers
 // (the eight shared logs, dense with rules, with the real answers recorded for them; goal ≤ 45 %)
 // and test/fixtures/chat-answers (chat-heavy: the demo log and three MemoryBank users; goal
-// ≤ 10 %). Answer files default to answer-v2-prompt.json, answer-compressing-prompt.json and
-// answer-v3.json (the default prompt's first answers), those of them present. With the gold of
-// examples/eval (realistic-gold.jsonl), each answer's key-fact recall too: facts served hot with
-// their words.
+// ≤ 10 %). Answer files default to answer-v2-prompt.json, answer-compressing-prompt.json,
+// answer-v3.json and answer-v4.json (the first answers to consolidate-v3 and to the default,
+// consolidate-v4), those of them present. With the gold of examples/eval (realistic-gold.jsonl),
+// each answer's key-fact recall too: facts served hot with their words.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { decodeModelAnswer } from "#app/model-output.ts";
@@ -74,9 +74,12 @@ function measureDir(dir: string, overallGoal: number, worstGoal: number, goal: s
   const answerFiles =
     answerArguments.length > 0
       ? answerArguments
-      : ["answer-v2-prompt.json", "answer-compressing-prompt.json", "answer-v3.json"].filter((file) =>
-          subjects.some((subject) => existsSync(join(dir, subject, file))),
-        );
+      : [
+          "answer-v2-prompt.json",
+          "answer-compressing-prompt.json",
+          "answer-v3.json",
+          "answer-v4.json",
+        ].filter((file) => subjects.some((subject) => existsSync(join(dir, subject, file))));
   for (const answerFile of answerFiles) {
     console.log(`\n${answerFile} (${dir})`);
     console.log(

@@ -54,13 +54,13 @@ export function eventLine(event: SequencedEvent): string {
 /**
  * How a template's checklist is worded. `classes` (consolidate-v1/v2, segment-v1): cue classes by
  * their grammatical names, as those templates were written and answered (their rendered bytes, and
- * so the hashes recorded answers are filed under, never change). `words` (consolidate-v3,
+ * so the hashes recorded answers are filed under, never change). `words` (consolidate-v3, v4,
  * segment-v2): each class named by what its words mean, with the words the source holds ("at-least
  * / more-than words: 2 (超过)"), since models read "lower bound" for 超过 in 不要超过 as an error.
  */
 export type ChecklistWording = "classes" | "words";
 
-const WORDED_TEMPLATES = new Set(["consolidate-v3", "segment-v2"]);
+const WORDED_TEMPLATES = new Set(["consolidate-v3", "consolidate-v4", "segment-v2"]);
 
 export function checklistWording(template: Prompt): ChecklistWording {
   return WORDED_TEMPLATES.has(template.version) ? "words" : "classes";

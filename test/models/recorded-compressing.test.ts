@@ -2,13 +2,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
-import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
+import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { modelDeps } from "./fixtures.ts";
 
 /**
- * Real answers to the default prompt (consolidate-v3), replayed through the whole pipeline. Each
+ * Real answers to the compressing prompts, replayed through the whole pipeline: consolidate-v3 (the
+ * first to ask for compression) and consolidate-v4, the default (below). Each
  * was written once by a language model given only the request memgate sent over the OpenAI wire
  * (`memgate generate --model record:DIR:openai:…` against scripts/stand-in-model.ts), and recorded
  * under the hash of the prompt it answered: test/fixtures/recorded-v3 holds the records as written,
@@ -18,7 +19,9 @@ import { modelDeps } from "./fixtures.ts";
  * (agent:planner) as words no event holds, and its repair, also a real answer, was published.
  */
 const LOGS = join(import.meta.dirname, "../fixtures/model-answers");
+const CHAT_LOGS = join(import.meta.dirname, "../fixtures/chat-answers");
 const RECORDED = join(import.meta.dirname, "../fixtures/recorded-v3");
+const RECORDED_V4 = join(import.meta.dirname, "../fixtures/recorded-v4");
 const RECORDED_SEGMENTED = join(import.meta.dirname, "../fixtures/recorded-v3-segmented");
 
 const SUBJECTS = [
@@ -35,27 +38,30 @@ const SUBJECTS = [
 /** Attempts each build took: every answer passed on the first try but one. */
 const ATTEMPTS: Record<string, number> = { "pm-wei": 2 };
 
-function events(subject: string) {
-  return readFileSync(join(LOGS, subject, "events.jsonl"), "utf8")
+function events(subject: string, logs = LOGS) {
+  return readFileSync(join(logs, subject, "events.jsonl"), "utf8")
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line));
 }
 
+/** consolidate-v3 is no longer the default: its replays ask for it by name. */
+const V3 = { prompt: loadPrompt("consolidate-v3") };
+
 describe("real answers to consolidate-v3, replayed", () => {
   it.each(SUBJECTS)("%s is published from its recorded answer", async (subject) => {
-    const { deps } = modelDeps(`replay:${RECORDED}`);
+    const { deps } = modelDeps(`replay:${RECORDED}`, {}, V3);
     await appendEvents(deps, subject, events(subject));
     const outcome = await run(deps, await takeSnapshot(deps, subject));
     if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
     const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
-    expect(manifest.promptVersion).toBe(DEFAULT_PROMPT_VERSION);
+    expect(manifest.promptVersion).toBe("consolidate-v3");
     expect(manifest.generation?.attempts).toBe(ATTEMPTS[subject] ?? 1);
     expect(outcome.gate.reasons).toEqual([]);
   });
 
   it("pm-wei's refused first answer is kept with its reason", async () => {
-    const { deps } = modelDeps(`replay:${RECORDED}`);
+    const { deps } = modelDeps(`replay:${RECORDED}`, {}, V3);
     await appendEvents(deps, "pm-wei", events("pm-wei"));
     const outcome = await run(deps, await takeSnapshot(deps, "pm-wei"));
     if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
@@ -66,9 +72,11 @@ describe("real answers to consolidate-v3, replayed", () => {
   });
 
   it("legal-team in a 12,000-token context: five segment-v2 answers and a summary-v2 answer, every one real, publish on the first try", async () => {
-    const { deps } = modelDeps(`segmented:replay:${RECORDED_SEGMENTED}`, {
-      settings: { contextTokens: 12_000, maxOutputTokens: 2_048 },
-    });
+    const { deps } = modelDeps(
+      `segmented:replay:${RECORDED_SEGMENTED}`,
+      { settings: { contextTokens: 12_000, maxOutputTokens: 2_048 } },
+      V3,
+    );
     await appendEvents(deps, "legal-team", events("legal-team"));
     const outcome = await run(deps, await takeSnapshot(deps, "legal-team"));
     if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
@@ -79,6 +87,30 @@ describe("real answers to consolidate-v3, replayed", () => {
     // Its open tasks, some with assertions restated by code, each reached a pending item (the gate's
     // pending-missing would have refused it otherwise).
     expect(outcome.gate.stats.openTasks).toBeGreaterThan(0);
+    expect(outcome.gate.reasons).toEqual([]);
+  });
+});
+
+/**
+ * Real answers to consolidate-v4, the default prompt, recorded the same way (test/fixtures/recorded-v4;
+ * each request beside its log's answers as request-v4.md): the eight shared logs and the four
+ * chat-heavy ones (test/fixtures/chat-answers). Every one passed the gate on the first try.
+ */
+const CHAT_SUBJECTS = ["demo", "mb-emily", "mb-gary", "mb-leo"];
+
+describe("real answers to consolidate-v4 (the default prompt), replayed", () => {
+  it.each([
+    ...SUBJECTS.map((subject) => [subject, LOGS] as const),
+    ...CHAT_SUBJECTS.map((subject) => [subject, CHAT_LOGS] as const),
+  ])("%s is published from its recorded answer on the first try", async (subject, logs) => {
+    const { deps } = modelDeps(`replay:${RECORDED_V4}`);
+    await appendEvents(deps, subject, events(subject, logs));
+    const outcome = await run(deps, await takeSnapshot(deps, subject));
+    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
+    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    expect(manifest.promptVersion).toBe(DEFAULT_PROMPT_VERSION);
+    expect(DEFAULT_PROMPT_VERSION).toBe("consolidate-v4");
+    expect(manifest.generation?.attempts).toBe(1);
     expect(outcome.gate.reasons).toEqual([]);
   });
 });
