@@ -13,7 +13,8 @@ import type { GoldFact } from "./synthetic.ts";
  * cites no event. A word holding a number, date or id is held when the lines hold them by meaning,
  * as the gate reads them (12,500 = 12500; "Dec 18" is held by 2026-12-18; 1.45M = 1,450,000), or
  * hold its words as written; words whole and case-insensitive, accents folded, a plural "s"
- * allowed ("SEV2" in "SEV2s"); Chinese as written. A contested fact also needs one of those
+ * allowed ("SEV2" in "SEV2s"), a hyphenated word also written joined ("signoff"); Chinese as
+ * written. A contested fact also needs one of those
  * claims contested.
  */
 export interface ServedFact {
@@ -70,7 +71,8 @@ function servedWords(text: string): { holds(word: string): boolean } {
       if (mentions.length > 0 && mentions.every((mention) => held.has(wantedKey(mention)))) return true;
       const wanted = folded(word);
       if (HAN.test(wanted)) return plain.includes(wanted);
-      return wordsOf(wanted).every(hasWord);
+      // A hyphenated compound is the same word written joined ("sign-off" in `max_without_signoff`).
+      return wordsOf(wanted).every(hasWord) || (/\w-\w/u.test(wanted) && hasWord(wanted.replaceAll("-", "")));
     },
   };
 }

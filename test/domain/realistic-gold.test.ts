@@ -103,6 +103,13 @@ describe("the gold facts of the realistic logs", () => {
     ]);
     expect(servedFact(rule, handoff("Handoff notes are noted in #pay-oncall")).kept).toBe(false);
 
+    // A hyphenated word is held written joined, as a key writes it, but not with a part missing.
+    const signoff = { subject: "s", evidence: ["rl-22"], contested: false, words: ["sign-off"] };
+    const cap = (key: string) =>
+      body([claim("x", { key, value: { quantity: "3000", unit: "GPU-hour" }, derivedFrom: ["rl-22"] })]);
+    expect(servedFact(signoff, cap("run.gpu_hours.max_without_signoff")).kept).toBe(true);
+    expect(servedFact(signoff, cap("run.gpu_hours.max_without_sign")).missing).toEqual(["sign-off"]);
+
     const dispute = { subject: "s", evidence: ["wei-12"], contested: true, words: ["2026-12-08"] };
     const launch = (status: "settled" | "contested") =>
       body([claim("x", { value: { date: "2026-12-08" }, status, derivedFrom: ["wei-12"] })]);
