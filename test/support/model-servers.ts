@@ -57,6 +57,9 @@ export async function startModelServer(protocol: Protocol, script: Script): Prom
   };
   const sessions = new Set<Http2Session>();
   const handle = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
+    // One call per response kind: Node 24's types give the two writeHead overload sets no common signature.
+    const writeHead = (status: number, headers: Record<string, string>) =>
+      "stream" in res ? res.writeHead(status, headers) : res.writeHead(status, headers);
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -71,7 +74,7 @@ export async function startModelServer(protocol: Protocol, script: Script): Prom
       requests.push(received);
       const expected = protocol === "openai" ? /\/chat\/completions$/ : /^\/model\/[^/]+\/converse$/;
       if (req.method !== "POST" || !expected.test(received.path)) {
-        res.writeHead(404, { "content-type": "application/json" });
+        writeHead(404, { "content-type": "application/json" });
         res.end(JSON.stringify({ message: `no route ${req.method} ${received.path}` }));
         return;
       }
@@ -83,7 +86,7 @@ export async function startModelServer(protocol: Protocol, script: Script): Prom
         return;
       }
       const { status, headers, payload } = respond(protocol, scripted, String(body.model ?? ""));
-      res.writeHead(status, { "content-type": "application/json", ...headers });
+      writeHead(status, { "content-type": "application/json", ...headers });
       res.end(payload);
     });
   };

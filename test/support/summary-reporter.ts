@@ -1,4 +1,5 @@
-// Ends every test run with one plain line, "N passed, N failed[, N skipped]", that any CI reads.
+// Ends every test run with the Node.js it ran on ("node v24.x.y") and one plain line,
+// "N passed, N failed[, N skipped]", that any CI reads.
 import type { Reporter, TestModule } from "vitest/node";
 
 export default class SummaryReporter implements Reporter {
@@ -15,7 +16,7 @@ export default class SummaryReporter implements Reporter {
       }
     }
     process.stdout.write(
-      `\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}\n`,
+      `\nnode ${process.version}\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}\n`,
     );
   }
 }
