@@ -14,6 +14,12 @@ export const MetricNames = {
   FalseFact: "FalseFact",
   /** The audit's gate reasons over served summaries, with the `reason` dimension. */
   AuditReason: "AuditReason",
+  /**
+   * 1 each time an audit pass has checked every subject (the `service` and `tenant` dimensions
+   * only). Alarmed when none arrives for a day and an hour, missing data breaching: an audit that
+   * did not run, or timed out, emits no StaleVisible or FalseFact either.
+   */
+  AuditHeartbeat: "AuditHeartbeat",
   /** Candidates the gate refused, with the `reason` dimension (one datapoint per reason code). */
   GateRejected: "GateRejected",
   /** Publishes refused by the compare-and-set (alias or epoch moved, coverage, parent). */
