@@ -205,3 +205,10 @@ export function bedrockModelId(name: string | undefined): string | undefined {
   const model = parsed?.kind === "segmented" ? parsed.inner : parsed;
   return model?.kind === "bedrock" ? model.modelId : undefined;
 }
+
+/** Whether a (possibly segmented) model name calls an OpenAI-compatible endpoint. */
+export function callsOpenAiModel(name: string | undefined): boolean {
+  const parsed = name === undefined ? null : parsedOrNull(name);
+  const model = parsed?.kind === "segmented" ? parsed.inner : parsed;
+  return model?.kind === "openai";
+}

@@ -4,27 +4,29 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { App } from "aws-cdk-lib";
-import { Match, Template } from "aws-cdk-lib/assertions";
+import { Validations } from "aws-cdk-lib";
+import { Match, type Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "#observability/metric-names.ts";
-import { addTenantStacks } from "../../cdk/lib/memgate-app.ts";
-import { QUEUE_AGE_ALARM_SECONDS, type TenantStack } from "../../cdk/lib/tenant-stack.ts";
-import { parseTenants, type Tenant, TenantsError } from "../../cdk/lib/tenants.ts";
+import { API_ROLES, API_ROUTES, routesOf } from "#runtime/api-roles.ts";
+import { INFERENCE_PROFILE_REGIONS } from "../../cdk/lib/bedrock-access.ts";
+import {
+  AUDIT_HEARTBEAT_HOURS,
+  QUEUE_AGE_ALARM_SECONDS,
+  type TenantStack,
+} from "../../cdk/lib/tenant-stack.ts";
+import { parseTenants, TenantsError } from "../../cdk/lib/tenants.ts";
+import {
+  actionsOf,
+  functionPolicies,
+  resourcesOf,
+  type Statement,
+  statementNamed,
+  synth,
+  tenant,
+} from "./templates.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
-
-/** An app that synthesises without bundling the Lambdas (the `cdk synth` test bundles for real). */
-function synth(tenants: Tenant[]) {
-  const outdir = mkdtempSync(join(tmpdir(), "memgate-cdk-"));
-  const app = new App({ outdir, context: { "aws:cdk:bundling-stacks": [] } });
-  const stacks = addTenantStacks(app, tenants);
-  app.synth();
-  return { outdir, stacks, templates: stacks.map((stack) => Template.fromStack(stack)) };
-}
-
-const tenant = (fields: Record<string, unknown>) =>
-  parseTenants(JSON.stringify([fields]), "test")[0] as Tenant;
 
 /** Properties that give a resource a physical name: none may be a literal (two tenants share an account). */
 const NAME_PROPERTIES = [
@@ -39,13 +41,15 @@ const NAME_PROPERTIES = [
   "LogGroupName",
   "RuleName",
   "KeyAlias",
+  "ManagedPolicyName",
 ];
 
-function resourcesOf(
-  template: Template,
-): Record<string, { Type: string; Properties?: Record<string, unknown> }> {
-  return template.toJSON().Resources;
-}
+/** The route keys API Gateway would match ("POST /v1/subjects/{subject}/events"). */
+const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
+
+/** The execute-api ARN's tail a role policy names for a route (path parameters as *). */
+const invokeTail = (route: { method: string; path: string }) =>
+  `/$default/${route.method}${route.path.replace(/\{[^}]+\}/g, "*")}`;
 
 describe("one tenant stack (IAM authorization, deterministic model)", () => {
   let template: Template;
@@ -75,7 +79,7 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     });
   });
 
-  it("keeps memory write-once: versioned, encrypted, private, TLS only, deletes denied to everyone", () => {
+  it("keeps memory write-once: versioned, encrypted, private, TLS only, deletes and overwrites denied to everyone", () => {
     template.hasResourceProperties("AWS::S3::Bucket", {
       VersioningConfiguration: { Status: "Enabled" },
       BucketEncryption: {
@@ -101,20 +105,34 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
             Principal: { AWS: "*" },
             Action: Match.arrayWith(["s3:DeleteObject", "s3:DeleteObjectVersion"]),
           }),
+          // A put without If-None-Match could replace an object: the bucket refuses it, whoever asks.
+          Match.objectLike({
+            Sid: "DenyOverwritingMemory",
+            Effect: "Deny",
+            Principal: { AWS: "*" },
+            Action: "s3:PutObject",
+            Condition: { Null: { "s3:if-none-match": "true" } },
+          }),
         ]),
       },
     });
   });
 
-  it("queues snapshots on an encrypted FIFO queue with a DLQ and a visibility of six worker timeouts", () => {
-    const worker = Object.values(resourcesOf(template)).find(
-      (r) => r.Type === "AWS::Lambda::Function" && String(r.Properties?.Description).includes("worker"),
-    );
-    const timeout = Number(worker?.Properties?.Timeout);
-    expect(timeout).toBeGreaterThan(0);
+  it("sizes the worker to one message: one attempt of the deterministic model, its deadline and a margin", () => {
+    // deterministic-v1 answers in one attempt; generationTimeoutSeconds 120 by default, 60 s margin.
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: Match.stringLikeRegexp("consolidation worker"),
+      Timeout: 180,
+      Environment: { Variables: Match.objectLike({ MEMGATE_GENERATION_TIMEOUT_MS: "120000" }) },
+    });
+  });
+
+  it("queues snapshots on an encrypted high-throughput FIFO queue with a DLQ and a visibility of six worker timeouts", () => {
     template.hasResourceProperties("AWS::SQS::Queue", {
       FifoQueue: true,
-      VisibilityTimeout: timeout * 6,
+      VisibilityTimeout: 180 * 6,
+      DeduplicationScope: "messageGroup",
+      FifoThroughputLimit: "perMessageGroupId",
       KmsMasterKeyId: Match.anyValue(),
       RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 5 },
     });
@@ -149,11 +167,12 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     template.allResourcesProperties("AWS::Logs::LogGroup", { RetentionInDays: 90 });
   });
 
-  it("wires the worker to the queue with batch item failures, and the outbox to clock items of the stream", () => {
+  it("wires the worker to the queue one message at a time with the default concurrency cap, and the outbox to clock items of the stream", () => {
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       EventSourceArn: Match.anyValue(),
       FunctionResponseTypes: ["ReportBatchItemFailures"],
-      BatchSize: 10,
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 5 },
     });
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       StartingPosition: "TRIM_HORIZON",
@@ -166,19 +185,157 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "cron(17 3 * * ? *)" });
   });
 
-  it("grants the worker no model outside the tenant's (none for the deterministic model) and no deletes", () => {
-    const policies = JSON.stringify(
-      Object.values(resourcesOf(template)).filter((r) => r.Type === "AWS::IAM::Policy"),
-    );
-    expect(policies).not.toContain("bedrock:");
-    expect(policies).not.toContain("s3:DeleteObject");
+  it("gives each function one policy of its own: no grant made elsewhere, no managed policy", () => {
+    // Event sources, grants and tracing add nothing: each role holds exactly the stack's statements.
+    template.resourceCountIs("AWS::IAM::Policy", 0);
+    template.resourceCountIs("AWS::IAM::Role", 5);
+    expect(Object.keys(functionPolicies(template)).sort()).toEqual([
+      "api",
+      "audit",
+      "outbox",
+      "sweep",
+      "worker",
+    ]);
   });
 
-  it("serves the API with IAM authorization, access logs and throttling", () => {
-    template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
-      RouteKey: "$default",
-      AuthorizationType: "AWS_IAM",
+  it.each([
+    [
+      "api",
+      [
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:Scan",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:ConditionCheckItem",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "sqs:SendMessage",
+      ],
+    ],
+    [
+      "worker",
+      [
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:ConditionCheckItem",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "s3:PutObject",
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+      ],
+    ],
+    [
+      "outbox",
+      [
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:DescribeStream",
+        "dynamodb:GetRecords",
+        "dynamodb:GetShardIterator",
+        "dynamodb:ListStreams",
+        "s3:GetObject",
+        "sqs:SendMessage",
+      ],
+    ],
+    [
+      "sweep",
+      [
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:Scan",
+        "s3:GetObject",
+        "sqs:SendMessage",
+      ],
+    ],
+    [
+      "audit",
+      [
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:Scan",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "sqs:SendMessage",
+      ],
+    ],
+  ])("lets the %s function call only what its use cases call", (name, expected) => {
+    const statements = functionPolicies(template)[name] as Statement[];
+    const everyone = [
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+      "xray:PutTraceSegments",
+      "xray:PutTelemetryRecords",
+      "kms:Decrypt",
+      "kms:GenerateDataKey",
+    ];
+    expect(new Set(actionsOf(statements))).toEqual(new Set([...everyone, ...expected]));
+    for (const forbidden of ["dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject", "bedrock:"])
+      expect(JSON.stringify(statements)).not.toContain(forbidden);
+    // The tenant key only as S3 and SQS use it on the function's behalf.
+    expect(statementNamed(statements, "TenantKeyThroughS3AndSqs")?.Condition?.StringEquals).toHaveProperty(
+      "kms:ViaService",
+    );
+  });
+
+  it("names the table's indexes and the bucket's key prefixes exactly, and lets only the worker write, once", () => {
+    const policies = functionPolicies(template);
+    const flat = (value: unknown) => JSON.stringify(value);
+    expect(flat(statementNamed(policies.sweep, "RebuildCheckIndex")?.Resource)).toContain(
+      "/index/byRebuildCheck",
+    );
+    for (const name of ["api", "worker", "outbox", "audit"])
+      expect(statementNamed(policies[name], "RebuildCheckIndex"), name).toBeUndefined();
+    expect(flat(statementNamed(policies.api, "SequenceIndex")?.Resource)).toContain("/index/bySequence");
+    expect(flat(statementNamed(policies.outbox, "ReadObjects")?.Resource)).toMatch(/"\/manifests\/\*"\]/);
+    expect(flat(statementNamed(policies.outbox, "ReadObjects")?.Resource)).not.toContain("/artifacts/");
+    const writes = statementNamed(policies.worker, "WriteObjectsOnce");
+    expect(writes?.Condition).toEqual({ StringEquals: { "s3:if-none-match": "*" } });
+    for (const prefix of ["manifests", "artifacts", "reports", "recall", "attempts", "segments"])
+      expect(flat(writes?.Resource)).toContain(`/${prefix}/*`);
+    for (const name of ["api", "outbox", "sweep", "audit"])
+      expect(actionsOf(policies[name] as Statement[]), name).not.toContain("s3:PutObject");
+  });
+
+  it("routes every API route by its role, with IAM authorization, and no catch-all route", () => {
+    const routes = template.findResources("AWS::ApiGatewayV2::Route");
+    const keys = Object.values(routes).map((route) => String(route.Properties.RouteKey));
+    expect(keys).not.toContain("$default");
+    for (const route of API_ROUTES)
+      template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+        RouteKey: routeKey(route),
+        AuthorizationType: "AWS_IAM",
+      });
+    for (const path of ["/review", "/review/app.js", "/review/app.css"])
+      template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+        RouteKey: `GET ${path}`,
+        AuthorizationType: "NONE",
+      });
+    expect(keys).toHaveLength(API_ROUTES.length + 3);
+  });
+
+  it.each(API_ROLES)("gives the %s role a managed policy invoking its routes only, as an output", (role) => {
+    const policies = template.findResources("AWS::IAM::ManagedPolicy", {
+      Properties: { Description: Match.stringLikeRegexp(`the ${role} role's routes`) },
     });
+    const [id, policy] = Object.entries(policies)[0] ?? [];
+    const statement = policy?.Properties.PolicyDocument.Statement[0] as Statement;
+    expect(statement.Action).toBe("execute-api:Invoke");
+    const tails = (statement.Resource as Array<{ "Fn::Join": [string, unknown[]] }>).map((arn) =>
+      String(arn["Fn::Join"][1].at(-1)),
+    );
+    expect(tails.sort()).toEqual(routesOf(role).map(invokeTail).sort());
+    template.hasOutput(`${role.charAt(0).toUpperCase()}${role.slice(1)}PolicyArn`, { Value: { Ref: id } });
+  });
+
+  it("serves the API with access logs and throttling", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
       StageName: "$default",
       AutoDeploy: true,
@@ -210,26 +367,91 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     },
   );
 
-  it("alarms on dead letters, worker errors and queue age", () => {
+  it("alarms on dead letters, queue age, the errors of every function but the API's, and the API's 5xx", () => {
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       MetricName: "ApproximateNumberOfMessagesVisible",
       Namespace: "AWS/SQS",
       Threshold: 0,
     });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "Errors",
-      Namespace: "AWS/Lambda",
-      Threshold: 0,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       MetricName: "ApproximateAgeOfOldestMessage",
       Threshold: QUEUE_AGE_ALARM_SECONDS,
     });
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 5);
+    for (const fn of ["Worker", "Outbox", "Sweep", "Audit"])
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        MetricName: "Errors",
+        Namespace: "AWS/Lambda",
+        Threshold: 0,
+        Dimensions: [{ Name: "FunctionName", Value: { Ref: Match.stringLikeRegexp(`^${fn}Function`) } }],
+        AlarmActions: [Match.objectLike({ Ref: Match.stringLikeRegexp("AlarmTopic") })],
+      });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: "AWS/ApiGateway",
+      MetricName: "5xx",
+      Statistic: "Sum",
+      Threshold: 0,
+      ComparisonOperator: "GreaterThanThreshold",
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      Dimensions: Match.arrayWith([{ Name: "ApiId", Value: { Ref: Match.stringLikeRegexp("HttpApi") } }]),
+    });
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 10);
     template.hasResourceProperties("AWS::SNS::Subscription", {
       Protocol: "email",
       Endpoint: "ops@example.com",
     });
+  });
+
+  it("alarms when no audit heartbeat arrives for a day and an hour, missing data breaching", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: METRIC_NAMESPACE,
+      MetricName: MetricNames.AuditHeartbeat,
+      Dimensions: Match.arrayWith([
+        { Name: "service", Value: SERVICE_NAME },
+        { Name: "tenant", Value: "acme" },
+      ]),
+      Statistic: "Sum",
+      Period: 3600,
+      Threshold: 1,
+      ComparisonOperator: "LessThanThreshold",
+      EvaluationPeriods: AUDIT_HEARTBEAT_HOURS,
+      DatapointsToAlarm: AUDIT_HEARTBEAT_HOURS,
+      TreatMissingData: "breaching",
+    });
+    // One-hour periods may be evaluated over seven days at most; the audit runs daily.
+    expect(AUDIT_HEARTBEAT_HOURS).toBeGreaterThan(24);
+    expect(AUDIT_HEARTBEAT_HOURS * 3600).toBeLessThanOrEqual(7 * 86_400);
+  });
+
+  it("lets CloudWatch publish the stack's alarms to the topic, beside the TLS-only deny", () => {
+    const alarms = Object.keys(template.findResources("AWS::CloudWatch::Alarm"));
+    template.hasResourceProperties("AWS::SNS::TopicPolicy", {
+      PolicyDocument: {
+        Statement: [
+          Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+          {
+            Sid: "CloudWatchAlarmsOfThisStack",
+            Effect: "Allow",
+            Principal: { Service: "cloudwatch.amazonaws.com" },
+            Action: "sns:Publish",
+            Resource: { Ref: Match.stringLikeRegexp("AlarmTopic") },
+            Condition: {
+              StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } },
+              ArnEquals: { "aws:SourceArn": alarms.map((id) => ({ "Fn::GetAtt": [id, "Arn"] })) },
+            },
+          },
+        ],
+      },
+    });
+  });
+
+  it("outputs what --store aws and the API's callers need", () => {
+    template.hasOutput("ApiUrl", { Value: Match.objectLike({ "Fn::Join": Match.anyValue() }) });
+    template.hasOutput("TableName", { Value: { Ref: Match.stringLikeRegexp("^Table") } });
+    template.hasOutput("BucketName", { Value: { Ref: Match.stringLikeRegexp("^Artifacts") } });
+    template.hasOutput("QueueUrl", { Value: { Ref: Match.stringLikeRegexp("^Snapshots") } });
+    template.hasOutput("DeadLetterQueueUrl", { Value: { Ref: Match.stringLikeRegexp("^DeadLetters") } });
+    template.hasOutput("AlarmTopicArn", { Value: { Ref: Match.stringLikeRegexp("^AlarmTopic") } });
   });
 
   it("draws the dashboard from the metric names the Lambdas emit", () => {
@@ -263,102 +485,151 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     expect(stack.stackName).toBe("memgate-acme");
   });
 
-  it("passes cdk-nag's AWS Solutions checks with every acknowledgement carrying a reason", () => {
+  it("passes cdk-nag's AWS Solutions checks, each acknowledgement on the resource it concerns, with a reason", () => {
     const report = JSON.parse(readFileSync(join(outdir, "validation-report.json"), "utf8"));
     const plugin = report.pluginReports.find((p: { pluginName: string }) => p.pluginName === "AwsSolutions");
     expect(plugin.conclusion).toBe("success");
     expect(plugin.violations).toEqual([]);
-    for (const suppressed of plugin.suppressedViolations)
+    // Nothing is acknowledged for the whole stack or app: only the role, policy or route it names.
+    for (const scope of [stack.node, stack.node.scope?.node])
       expect(
-        String(suppressed.acknowledgement?.reason ?? suppressed.reason ?? "").length,
-        suppressed.ruleName,
-      ).toBeGreaterThan(20);
+        scope?.metadata.filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY),
+      ).toEqual([]);
+    for (const suppressed of plugin.suppressedViolations) {
+      expect(String(suppressed.reason ?? "").length, suppressed.ruleName).toBeGreaterThan(20);
+      expect(suppressed.acknowledgedAt, suppressed.ruleName).toMatch(
+        /^memgate-acme\/(\w+FunctionRole|\w+ApiPolicy|HttpApi\/GET--review[\w.-]*)$/,
+      );
+      // An IAM5 acknowledgement names its finding: one resource or action, never the rule alone.
+      if (suppressed.ruleName.startsWith("AwsSolutions-IAM5"))
+        expect(suppressed.ruleName).toMatch(/^AwsSolutions-IAM5\[(Resource|Action)::.+\]$/);
+    }
   });
 });
 
-describe("a tenant with a JWT issuer and a Bedrock model", () => {
+describe("a tenant with a JWT issuer, Bedrock models through inference profiles and a judge", () => {
+  const writer = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+  const judge = "global.anthropic.claude-haiku-4-5-20251001-v1:0";
   let template: Template;
+  let outdir: string;
   beforeAll(() => {
-    template = synth([
+    const built = synth([
       tenant({
         id: "globex",
         jwt: { issuer: "https://auth.globex.example/", audience: ["memgate"] },
-        model: "segmented:bedrock:anthropic.claude-sonnet-4-5-v1:0",
+        model: `segmented:bedrock:${writer}`,
         contextTokens: 200_000,
         maxOutputTokens: 8192,
         repairAttempts: 3,
         budgetTokens: 1500,
-        judge: "bedrock:anthropic.claude-haiku-4-5-v1:0",
-        workerConcurrency: 5,
+        judge: `bedrock:${judge}`,
+        workerConcurrency: 8,
       }),
-    ]).templates[0] as Template;
+    ]);
+    template = built.templates[0] as Template;
+    outdir = built.outdir;
   });
 
-  it("authorizes with the JWT authorizer", () => {
+  it("authorizes every route with the JWT authorizer and the scopes of the roles that may call it", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
       AuthorizerType: "JWT",
       JwtConfiguration: { Issuer: "https://auth.globex.example/", Audience: ["memgate"] },
     });
-    template.hasResourceProperties("AWS::ApiGatewayV2::Route", { AuthorizationType: "JWT" });
+    for (const route of API_ROUTES)
+      template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+        RouteKey: routeKey(route),
+        AuthorizationType: "JWT",
+        AuthorizationScopes: route.roles.map((role) => `memgate/${role}`),
+      });
+    template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+      RouteKey: "POST /v1/artifacts/{artifactId}/approve",
+      AuthorizationScopes: ["memgate/reviewer"],
+    });
+    template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+      RouteKey: "PUT /v1/settings",
+      AuthorizationScopes: ["memgate/admin"],
+    });
+    // Scopes replace IAM's managed policies: none for a JWT tenant.
+    template.resourceCountIs("AWS::IAM::ManagedPolicy", 0);
+    expect(Object.keys(template.toJSON().Outputs)).not.toContain("AgentPolicyArn");
   });
 
   it("hands every function the model, its sizes, the repair attempts and the tenant's summary budget", () => {
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: {
         Variables: Match.objectLike({
-          MEMGATE_MODEL: "segmented:bedrock:anthropic.claude-sonnet-4-5-v1:0",
+          MEMGATE_MODEL: `segmented:bedrock:${writer}`,
           MEMGATE_CONTEXT_TOKENS: "200000",
           MEMGATE_MAX_OUTPUT_TOKENS: "8192",
           MEMGATE_REPAIR_ATTEMPTS: "3",
           MEMGATE_BUDGET_TOKENS: "1500",
-          MEMGATE_JUDGE: "bedrock:anthropic.claude-haiku-4-5-v1:0",
+          MEMGATE_JUDGE: `bedrock:${judge}`,
         }),
       },
     });
   });
 
-  it("lets the audit invoke the judge model only", () => {
-    const judgeOnly = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) => {
-      const text = JSON.stringify(policy);
-      return text.includes("claude-haiku-4-5") && !text.includes("claude-sonnet-4-5");
+  it("sizes the worker to three attempts of a generation and a judgement each, the queue to six times that", () => {
+    // 3 × (120 s generation + 120 s judge) + 60 s
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: Match.stringLikeRegexp("consolidation worker"),
+      Timeout: 780,
     });
-    expect(judgeOnly).toHaveLength(1);
+    template.hasResourceProperties("AWS::SQS::Queue", { VisibilityTimeout: 780 * 6 });
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 8 },
+    });
   });
 
-  it("lets the worker invoke that model only, with the tenant's concurrency", () => {
-    template.hasResourceProperties("AWS::IAM::Policy", {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Sid: "InvokeTheTenantsModelOnly",
-            Action: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
-            Resource: Match.arrayWith([
-              {
-                "Fn::Join": [
-                  "",
-                  Match.arrayWith([
-                    Match.stringLikeRegexp("foundation-model/anthropic.claude-sonnet-4-5-v1:0$"),
-                  ]),
-                ],
-              },
-            ]),
-          }),
-        ]),
-      },
-    });
-    const bedrockPolicies = Object.values(resourcesOf(template)).filter(
-      (r) => r.Type === "AWS::IAM::Policy" && JSON.stringify(r).includes("bedrock:"),
+  it("lets the worker call the writer through its US profile: the profile here, the model in the US Regions through it only", () => {
+    const statements = functionPolicies(template).worker;
+    const profile = statementNamed(statements, "InvokeWriterProfile");
+    expect(profile?.Action).toBe("bedrock:InvokeModel");
+    expect(JSON.stringify(profile?.Resource)).toContain(`:inference-profile/${writer}`);
+    const models = statementNamed(statements, "InvokeWriterThroughProfile");
+    const arns = ((models?.Resource ?? []) as unknown[]).map((arn) => JSON.stringify(arn));
+    expect(arns).toHaveLength((INFERENCE_PROFILE_REGIONS.us as readonly string[]).length);
+    for (const region of INFERENCE_PROFILE_REGIONS.us as readonly string[])
+      expect(
+        arns.some((arn) => arn.includes(`:bedrock:${region}::foundation-model/anthropic.claude-sonnet-4-5`)),
+      ).toBe(true);
+    expect(Object.keys(models?.Condition?.StringEquals ?? {})).toEqual(["bedrock:InferenceProfileArn"]);
+    expect(JSON.stringify(models?.Condition)).toContain(`inference-profile/${writer}`);
+  });
+
+  it("lets the worker and the audit call the judge through its global profile, and the audit nothing else", () => {
+    const policies = functionPolicies(template);
+    for (const name of ["worker", "audit"]) {
+      const models = statementNamed(policies[name], "InvokeJudgeThroughProfile");
+      const text = JSON.stringify(models?.Resource);
+      expect(text, name).toContain(":bedrock:*::foundation-model/anthropic.claude-haiku-4-5");
+      expect(text, name).toContain(":bedrock:::foundation-model/anthropic.claude-haiku-4-5");
+      expect(JSON.stringify(models?.Condition), name).toContain(`inference-profile/${judge}`);
+    }
+    expect(JSON.stringify(policies.audit)).not.toContain("claude-sonnet");
+    for (const name of ["api", "outbox", "sweep"])
+      expect(JSON.stringify(policies[name]), name).not.toContain("bedrock:");
+    expect(actionsOf(Object.values(policies).flat())).not.toContain("bedrock:InvokeModelWithResponseStream");
+  });
+
+  it("acknowledges the global profile's any-Region model ARN on the worker's and audit's roles only", () => {
+    const report = JSON.parse(readFileSync(join(outdir, "validation-report.json"), "utf8"));
+    const plugin = report.pluginReports.find((p: { pluginName: string }) => p.pluginName === "AwsSolutions");
+    expect(plugin.violations).toEqual([]);
+    const global = plugin.suppressedViolations.filter((s: { ruleName: string }) =>
+      s.ruleName.includes("bedrock:*::foundation-model"),
     );
-    // The worker's (writer and judge) and the audit's (judge only), nobody else's.
-    expect(bedrockPolicies).toHaveLength(2);
-    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      ScalingConfig: { MaximumConcurrency: 5 },
-    });
+    expect(global.map((s: { acknowledgedAt: string }) => s.acknowledgedAt).sort()).toEqual([
+      "memgate-globex/AuditFunctionRole",
+      "memgate-globex/WorkerFunctionRole",
+    ]);
   });
 });
 
-describe("a tenant with an OpenAI-compatible model and its key in Secrets Manager", () => {
+describe("a tenant with OpenAI-compatible models (writer and judge), their key in Secrets Manager under a customer key", () => {
   const secret = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:memgate/openai-AbCdEf";
+  const secretKey = "arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0";
   let template: Template;
   beforeAll(() => {
     template = synth([
@@ -366,7 +637,9 @@ describe("a tenant with an OpenAI-compatible model and its key in Secrets Manage
         id: "initech",
         model: "segmented:openai:gpt-4o-mini",
         openAiBaseUrl: "https://llm.initech.example/v1",
+        judge: "openai:gpt-4o",
         openAiKeySecretArn: secret,
+        openAiKeySecretKmsKeyArn: secretKey,
       }),
     ]).templates[0] as Template;
   });
@@ -384,13 +657,40 @@ describe("a tenant with an OpenAI-compatible model and its key in Secrets Manage
     expect(JSON.stringify(template.toJSON())).not.toContain("OPENAI_API_KEY");
   });
 
-  it("lets the worker and the audit read that secret, and nobody else", () => {
-    const readers = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) =>
-      JSON.stringify(policy).includes("secretsmanager:GetSecretValue"),
-    );
-    expect(readers).toHaveLength(2);
-    for (const policy of readers) expect(JSON.stringify(policy)).toContain("memgate/openai-AbCdEf");
+  it("lets the worker and the audit read that secret, and decrypt it with its key through Secrets Manager only", () => {
+    const policies = functionPolicies(template);
+    for (const name of ["worker", "audit"]) {
+      expect(statementNamed(policies[name], "ReadOpenAiKey"), name).toEqual({
+        Sid: "ReadOpenAiKey",
+        Effect: "Allow",
+        Action: "secretsmanager:GetSecretValue",
+        Resource: secret,
+      });
+      expect(statementNamed(policies[name], "DecryptOpenAiKey"), name).toEqual({
+        Sid: "DecryptOpenAiKey",
+        Effect: "Allow",
+        Action: "kms:Decrypt",
+        Resource: secretKey,
+        Condition: {
+          StringEquals: {
+            "kms:ViaService": "secretsmanager.eu-west-1.amazonaws.com",
+            "kms:EncryptionContext:SecretARN": secret,
+          },
+        },
+      });
+    }
+    for (const name of ["api", "outbox", "sweep"])
+      expect(JSON.stringify(policies[name]), name).not.toMatch(/secretsmanager|0b1c2d3e/);
     expect(JSON.stringify(template.toJSON())).not.toContain("bedrock:InvokeModel");
+  });
+
+  it("sizes the worker to the default two attempts of the language model, each judged", () => {
+    // 2 × (120 s + 120 s judge) + 60 s: the stack hands the attempts it sized for to the functions.
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: Match.stringLikeRegexp("consolidation worker"),
+      Timeout: 540,
+      Environment: { Variables: Match.objectLike({ MEMGATE_REPAIR_ATTEMPTS: "2" }) },
+    });
   });
 });
 
@@ -421,6 +721,22 @@ describe("the tenants file", () => {
     ],
     ['[{"id":"acme"},{"id":"acme"}]', /tenants\[1\]\.id: "acme" is listed twice/],
     ['[{"id":"acme","workerConcurrency":1}]', /tenants\[0\]\.workerConcurrency: must be at least 2/],
+    [
+      '[{"id":"acme","model":"bedrock:m","judge":"bedrock:j","repairAttempts":4}]',
+      /tenants\[0\]\.repairAttempts: .*4 × \(120 s \+ 120 s judge\) \+ 60 s = 1020 s, over Lambda's 900 s/,
+    ],
+    [
+      '[{"id":"acme","openAiKeySecretKmsKeyArn":"arn:aws:kms:eu-west-1:123456789012:key/abc"}]',
+      /tenants\[0\]\.openAiKeySecretKmsKeyArn: names the key of openAiKeySecretArn/,
+    ],
+    [
+      '[{"id":"acme","bedrockRegions":["Frankfurt"]}]',
+      /tenants\[0\]\.bedrockRegions\[0\]: must be Region names/,
+    ],
+    [
+      '[{"id":"acme","jwt":{"issuer":"https://a.example/","audience":["a"],"scopePrefix":"a b"}}]',
+      /tenants\[0\]\.jwt\.scopePrefix: must be up to 64/,
+    ],
     ['[{"id":"acme","colour":"blue"}]', /tenants\[0\]: Unrecognized key/],
     ["[]", /tenants: must name at least one tenant/],
     ["{oops", /not valid JSON/],
