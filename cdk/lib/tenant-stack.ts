@@ -41,8 +41,8 @@ import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 
 import type { Construct } from "constructs";
 import { TABLE_ITEM_KEYS, TABLE_KEYS } from "#adapters/aws/table-layout.ts";
 import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "#observability/metric-names.ts";
-import { bedrockModelId, callsOpenAiModel, lambdaEnvironment, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
 import { API_ROLES, API_ROUTES, type ApiRole, routesOf } from "#runtime/api-roles.ts";
+import { bedrockModelId, callsOpenAiModel, lambdaEnvironment, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
 import { invokeModelStatements } from "./bedrock-access.ts";
 import { MemgateFunction } from "./memgate-function.ts";
 import { acknowledgeWildcards } from "./nag.ts";
