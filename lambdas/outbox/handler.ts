@@ -23,10 +23,10 @@ async function followClock(record: DynamoDBRecord): Promise<void> {
   const subject = clockSubjectOf(record.dynamodb?.Keys ?? {});
   if (subject === null) return; // not a clock item: nothing to follow
   const { rebuildAfterEvents } = await runtime.deps.settings.settings();
-  const reason = await requestRebuildIfNeeded(runtime.deps, subject, rebuildAfterEvents);
-  if (reason === null) return;
+  const decision = await requestRebuildIfNeeded(runtime.deps, subject, rebuildAfterEvents);
+  if (decision.action !== "request") return;
   runtime.metrics.addMetric(MetricNames.RebuildRequested, MetricUnit.Count, 1);
-  runtime.logger.info("rebuild requested", { subject, reason });
+  runtime.logger.info("rebuild requested", { subject, reason: decision.reason });
 }
 
 export const handler = middy((event: DynamoDBStreamEvent, context: Context) =>

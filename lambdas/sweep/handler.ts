@@ -9,15 +9,19 @@ import { MetricNames } from "#observability/metric-names.ts";
 
 /**
  * The sweep (EventBridge rate): requests a rebuild for every subject whose committed state calls
- * for one and the outbox missed, and finishes STALE marks a dead process left.
+ * for one and the outbox missed (unless its last attempt waits out a backoff or a review), finishes
+ * STALE marks a dead process left, and counts the subjects left for a person (RebuildsLeft).
  */
 const runtime = lambdaRuntime();
 
 export const handler = middy(async () => {
-  const requested = await sweep(runtime.deps);
+  const { requested, waiting, left } = await sweep(runtime.deps);
   runtime.metrics.addMetric(MetricNames.RebuildRequested, MetricUnit.Count, requested.length);
+  runtime.metrics.addMetric(MetricNames.RebuildsLeft, MetricUnit.Count, left.length);
   for (const { subject, reason } of requested) runtime.logger.info("rebuild requested", { subject, reason });
-  return { requested: requested.length };
+  for (const { subject, reason } of left)
+    runtime.logger.warn("rebuild left for a person", { subject, reason });
+  return { requested: requested.length, waiting: waiting.length, left: left.length };
 })
   .use(captureLambdaHandler(runtime.tracer))
   .use(injectLambdaContext(runtime.logger))

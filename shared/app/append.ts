@@ -1,6 +1,11 @@
 import { canonicalJson } from "#domain/hashing.ts";
 import { effectivePolicy } from "#domain/readings.ts";
-import { rebuildReason } from "#domain/rebuild.ts";
+import {
+  type RebuildAttempt,
+  type RebuildDecision,
+  rebuildDecision,
+  rebuildReason,
+} from "#domain/rebuild.ts";
 import type { LatestRule, MemoryEvent, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import {
@@ -66,42 +71,76 @@ export async function appendEvents(
   return { ...result, staled: [], rebuildRequested: true };
 }
 
-/**
- * The sweep: every subject that needs a rebuild by committed state (rebuildReason) gets one
- * requested, and what a dead process left undone (STALE marks after an epoch move) is finished:
- * invalidation is idempotent. Subjects found current are unmarked (DynamoDB's sparse index).
- */
-export async function sweep(deps: StoreDeps): Promise<Array<{ subject: string; reason: string }>> {
-  const { rebuildAfterEvents } = await deps.settings.settings();
-  const requested: Array<{ subject: string; reason: string }> = [];
-  for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
-    const reason = await requestRebuildIfNeeded(deps, subject, rebuildAfterEvents);
-    if (reason !== null) requested.push({ subject, reason });
-  }
-  return requested;
+/** What the sweep did: the rebuilds it requested, and those it left waiting or for a person. */
+export interface SweepReport {
+  requested: Array<{ subject: string; reason: string }>;
+  /** Waiting: a backoff after an attempt that came to nothing, or a SHADOW awaiting review. */
+  waiting: Array<{ subject: string; reason: string }>;
+  /** Attempts used up at the subject's epoch and alias: a person decides (metric RebuildsLeft). */
+  left: Array<{ subject: string; reason: string }>;
 }
 
 /**
- * One subject by its committed state: when it needs a rebuild (rebuildReason) the snapshot is
- * sent (after finishing the STALE marks of an epoch move) and the reason returned; otherwise its
- * check mark is cleared. The sweep and the outbox (DynamoDB Streams) both come here; repeats are
- * harmless, the queue deduplicates on subject:highWater:epoch.
+ * The sweep: every subject that needs a rebuild by committed state (rebuildDecision) gets one
+ * requested unless its last attempts wait out their backoff, wait for review or are used up, and
+ * what a dead process left undone (STALE marks after an epoch move) is finished: invalidation is
+ * idempotent. Subjects found current are unmarked (DynamoDB's sparse index).
+ */
+export async function sweep(deps: RebuildDeps): Promise<SweepReport> {
+  const { rebuildAfterEvents } = await deps.settings.settings();
+  const report: SweepReport = { requested: [], waiting: [], left: [] };
+  for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
+    const decision = await requestRebuildIfNeeded(deps, subject, rebuildAfterEvents);
+    if (decision.action === "request") report.requested.push({ subject, reason: decision.reason });
+    else if (decision.action === "left") report.left.push({ subject, reason: decision.reason });
+    else if (decision.action !== "none") report.waiting.push({ subject, reason: decision.reason });
+  }
+  return report;
+}
+
+export type RebuildDeps = StoreDeps & Pick<Deps, "now">;
+
+/**
+ * One subject by its committed state and its last rebuild attempt (rebuildDecision): when a
+ * rebuild is due the snapshot is sent (after finishing the STALE marks of an epoch move);
+ * otherwise nothing is sent, and a subject found current has its check mark cleared. The sweep
+ * and the outbox (DynamoDB Streams) both come here, so neither repeats a paid generation before
+ * its backoff; repeats within it are harmless, the queue deduplicates on subject:highWater:epoch.
  */
 export async function requestRebuildIfNeeded(
-  deps: StoreDeps,
+  deps: RebuildDeps,
   subject: string,
   rebuildAfterEvents: number,
-): Promise<string | null> {
-  const snapshot = await deps.events.snapshot(subject);
-  const alias = snapshot.expectedAlias;
-  const reason = rebuildReason(snapshot, alias, rebuildAfterEvents);
-  if (reason === null) {
+): Promise<RebuildDecision> {
+  const [snapshot, attempt] = await Promise.all([
+    deps.events.snapshot(subject),
+    lastRebuildAttempt(deps, subject),
+  ]);
+  const expected = snapshot.expectedAlias;
+  const record = expected ? await deps.artifacts.getRecord(subject, expected.parentArtifactId) : null;
+  const alias = expected && {
+    artifactId: expected.parentArtifactId,
+    sourceEpoch: expected.sourceEpoch,
+    coversThrough: expected.coversThrough,
+    stale: record?.stale === true,
+  };
+  const decision = rebuildDecision(snapshot, alias, rebuildAfterEvents, attempt, deps.now());
+  if (decision.action === "none") {
     await deps.events.markChecked(subject, snapshot);
-    return null;
+    return decision;
   }
-  if (alias !== null && alias.sourceEpoch !== snapshot.inputEpoch) await invalidate(deps, subject);
-  else await deps.queue.send(snapshot);
-  return reason;
+  if (alias !== null && alias.sourceEpoch !== snapshot.inputEpoch)
+    await invalidate(deps, subject, { send: decision.action === "request" });
+  else if (decision.action === "request") await deps.queue.send(snapshot);
+  return decision;
+}
+
+/** The last attempt as it stands: a SHADOW a reviewer rejected since counts as REJECTED. */
+async function lastRebuildAttempt(deps: RebuildDeps, subject: string): Promise<RebuildAttempt | null> {
+  const attempt = await deps.events.rebuildAttempt(subject);
+  if (attempt?.outcome !== "SHADOW" || attempt.artifactId === undefined) return attempt;
+  const record = await deps.artifacts.getRecord(subject, attempt.artifactId);
+  return record?.status === "SHADOW" ? attempt : { ...attempt, outcome: "REJECTED" };
 }
 
 /**
@@ -201,6 +240,7 @@ async function restorePolicy(deps: StoreDeps, subject: string, next: (stored: St
 export async function invalidate(
   deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
   subject: string,
+  options: { send?: boolean } = {},
 ): Promise<{ staled: string[]; rebuildRequested: boolean }> {
   const snapshot = await deps.events.snapshot(subject);
   // Each artifact's inputs are judged by the selector that chose them (recovery may use v1).
@@ -228,6 +268,8 @@ export async function invalidate(
       );
     }
   }
+  // The sweep sends only when the rebuild is due (not waiting out an attempt's backoff).
+  if (options.send === false) return { staled, rebuildRequested: false };
   await deps.queue.send(snapshot);
   return { staled, rebuildRequested: true };
 }

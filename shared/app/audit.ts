@@ -4,6 +4,7 @@ import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { selectorNamed } from "#domain/validity.ts";
+import { requestRebuildIfNeeded } from "./append.ts";
 import type { Deps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";
 import { readInputs } from "./snapshot.ts";
@@ -68,7 +69,7 @@ export interface AuditOptions {
  * answers raw) and a rebuild is requested.
  */
 export async function audit(
-  deps: Pick<Deps, "events" | "artifacts" | "settings" | "queue" | "progress" | "judge">,
+  deps: Pick<Deps, "events" | "artifacts" | "settings" | "queue" | "progress" | "judge" | "now">,
   options: AuditOptions = {},
 ): Promise<AuditReport> {
   const all = options.subjects ? [...options.subjects] : await deps.events.listSubjects();
@@ -142,7 +143,10 @@ export async function audit(
       // Containment: the same mark invalidation uses; recall answers raw from now on.
       if (await deps.artifacts.markStale(subject, artifactId, ["PUBLISHED"]))
         report.contained.push(artifactId);
-      await deps.queue.send(await deps.events.snapshot(subject));
+      // The sweep rebuilds a STALE summary too (its backoff and cap apply) if this request comes
+      // to nothing.
+      await deps.events.markForCheck(subject);
+      await requestRebuildIfNeeded(deps, subject, settings.rebuildAfterEvents);
       for (const finding of findings)
         deps.progress(`audit: ${finding.kind} in ${artifactId}: ${finding.detail}`);
     }

@@ -60,6 +60,15 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
       status: "dropped",
       reason: `the epoch moved from ${snapshot.inputEpoch} to ${current.inputEpoch}; a fresher snapshot supersedes this one`,
     };
+  // The switch would refuse a candidate made against an alias that moved since: drop it before
+  // paying for a generation (a fresher snapshot comes with the alias that moved it).
+  const expected = snapshot.expectedAlias?.parentArtifactId ?? null;
+  const served = current.expectedAlias?.parentArtifactId ?? null;
+  if (expected !== served)
+    return {
+      status: "dropped",
+      reason: `the alias moved from ${expected ?? "none"} to ${served ?? "none"}; a fresher snapshot supersedes this one`,
+    };
   const built = await currentSummary(deps, snapshot);
   if (built !== null)
     return { status: "dropped", reason: `the published summary ${built.reason}; nothing to consolidate` };

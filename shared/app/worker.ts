@@ -1,4 +1,5 @@
 import type { GateReport } from "#domain/gate/index.ts";
+import { nextRebuildAttempt, type RebuildAttempt } from "#domain/rebuild.ts";
 import { Snapshot } from "#domain/schemas.ts";
 import { type PublishRefusal, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
 import { GenerationFailedError } from "#ports/model.ts";
@@ -52,6 +53,8 @@ export async function workOnMessage(
   const { subject } = snapshot.data;
   try {
     const outcome = await run(deps, snapshot.data);
+    if (outcome.status === "REJECTED" || outcome.status === "SHADOW")
+      await rememberAttempt(deps, snapshot.data, outcome.status, outcome.artifactId);
     if (outcome.status === "dropped")
       return { action: "ack", status: "dropped", subject, detail: outcome.reason };
     const generation = "manifest" in outcome ? outcome.manifest.generation : outcome.generation;
@@ -68,12 +71,39 @@ export async function workOnMessage(
     const detail = error instanceof Error ? error.message : String(error);
     if (error instanceof PublishRefusedError)
       return { action: "ack", status: "refused", subject, refusal: error.reason, detail };
-    if (error instanceof GenerationFailedError)
+    if (error instanceof GenerationFailedError) {
+      await rememberAttempt(deps, snapshot.data, "failed");
       return { action: "retry", status: "generation-failed", subject, detail, error };
+    }
     if (error instanceof StoreContentionError)
       return { action: "retry", status: "contention", subject, detail, error };
     return { action: "retry", status: "error", subject, detail, error };
   }
+}
+
+/**
+ * Keeps a rebuild that did not publish on the subject's clock, counted on from the last one at the
+ * same epoch and alias: the sweep and the outbox then wait out its backoff, and after the last
+ * attempt leave the subject for a person, instead of paying for the same refusal every few minutes.
+ */
+async function rememberAttempt(
+  deps: Pick<GenerateDeps, "events" | "now">,
+  snapshot: Snapshot,
+  outcome: RebuildAttempt["outcome"],
+  artifactId?: string,
+): Promise<void> {
+  const previous = await deps.events.rebuildAttempt(snapshot.subject);
+  await deps.events.recordRebuildAttempt(
+    snapshot.subject,
+    nextRebuildAttempt(previous, {
+      highWater: snapshot.highWater,
+      inputEpoch: snapshot.inputEpoch,
+      parentArtifactId: snapshot.expectedAlias?.parentArtifactId ?? null,
+      outcome,
+      ...(artifactId === undefined ? {} : { artifactId }),
+      at: deps.now().toISOString(),
+    }),
+  );
 }
 
 function parseJson(text: string): unknown {

@@ -107,24 +107,25 @@ export const CONSOLIDATION_COMMANDS: Record<string, Command> = {
   ),
 
   sweep: storeCommand(
-    "memgate sweep [--run]\n\nRequests a rebuild for every subject that needs one by its committed state (events but no\nsummary, the epoch moved since the summary, or rebuildAfterEvents uncovered events) and\nfinishes what a dead process left (STALE marks). On the embedded store it also runs the\nrebuilds it requested (its queue lives in this process); on AWS the worker does, or --run here.",
+    "memgate sweep [--run]\n\nRequests a rebuild for every subject that needs one by its committed state (events but no\nsummary, the epoch moved since the summary, a STALE summary, or rebuildAfterEvents uncovered\nevents) and finishes what a dead process left (STALE marks). A rebuild that came to nothing\n(REJECTED, failed) is tried again after 15, 30, 60 minutes, then left for a person; a SHADOW\nwaits for review. On the embedded store it also runs the\nrebuilds it requested (its queue lives in this process); on AWS the worker does, or --run here.",
     { run: { type: "boolean" } },
     async (values, _positionals, io) =>
       withRuntime(values, io, async (deps) => {
-        const requested = await sweep(deps);
+        const { requested, waiting, left } = await sweep(deps);
         const runs: Array<{ subject: string; status: string; artifactId?: string }> = [];
         if (values.store !== "aws" || values.run === true)
           for (const message of await drainQueue(deps, requested.length)) runs.push(message);
+        const lines = [
+          ...requested.map((r) => `rebuild requested for ${r.subject}: ${r.reason}`),
+          ...runs.map((r) => `${r.status} ${r.artifactId ?? ""} (${r.subject})`),
+          ...waiting.map((r) => `waiting: ${r.subject}: ${r.reason}`),
+          ...left.map((r) => `left for a person: ${r.subject}: ${r.reason}`),
+        ];
         print(
           io,
           values,
-          { requested, runs },
-          requested.length === 0
-            ? "nothing needs a rebuild"
-            : [
-                ...requested.map((r) => `rebuild requested for ${r.subject}: ${r.reason}`),
-                ...runs.map((r) => `${r.status} ${r.artifactId ?? ""} (${r.subject})`),
-              ].join("\n"),
+          { requested, runs, waiting, left },
+          lines.length === 0 ? "nothing needs a rebuild" : lines.join("\n"),
         );
         return EXIT.ok;
       }),

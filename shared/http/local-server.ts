@@ -73,8 +73,10 @@ export async function startLocalServer(deps: Deps, options: LocalServerOptions):
   const worker = new LocalWorker(deps, consolidations, options.log);
   const runSweep = async () => {
     try {
-      for (const { subject, reason } of await sweep(deps))
+      const { requested, left } = await sweep(deps);
+      for (const { subject, reason } of requested)
         options.log(`sweep: rebuild requested for ${subject}: ${reason}`);
+      for (const { subject, reason } of left) options.log(`sweep: ${subject} left for a person: ${reason}`);
       worker.wake();
     } catch (error) {
       options.log(

@@ -30,6 +30,11 @@ export const MetricNames = {
   RecallServed: "RecallServed",
   /** Snapshots sent to the queue because a subject needed a rebuild. */
   RebuildRequested: "RebuildRequested",
+  /**
+   * Subjects a sweep found needing a rebuild whose attempts are used up at their epoch and alias
+   * (every generation refused or failed): left for a person. Alarmed above 0.
+   */
+  RebuildsLeft: "RebuildsLeft",
   /** Generations that failed (model error, timeout): the message is retried. */
   GenerationFailed: "GenerationFailed",
   /** Tokens sent to (direction input) and received from (direction output) a model, per generation. */

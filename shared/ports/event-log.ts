@@ -1,4 +1,5 @@
 import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
+import type { RebuildAttempt } from "#domain/rebuild.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasState } from "./alias.ts";
@@ -109,6 +110,15 @@ export interface EventLog {
   subjectsToCheck(rebuildAfterEvents: number): Promise<string[]>;
   /** Clears the subject's mark when its clock still equals `checked` (nothing new since the check). */
   markChecked(subject: string, checked: Clock): Promise<void>;
+  /** Marks the subject for the sweep without a clock change (the audit took its summary out of service). */
+  markForCheck(subject: string): Promise<void>;
+  /** The last rebuild attempt that did not publish, as `recordRebuildAttempt` left it; null if none. */
+  rebuildAttempt(subject: string): Promise<RebuildAttempt | null>;
+  /**
+   * Remembers a rebuild attempt that did not publish on the subject's clock (highWater and epoch
+   * untouched), and marks the subject for the sweep, which retries it after its backoff.
+   */
+  recordRebuildAttempt(subject: string, attempt: RebuildAttempt): Promise<void>;
 }
 
 /** The snapshot message from one consistent read of a subject's clock and alias. */

@@ -1,6 +1,7 @@
 import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import { canonicalJson } from "#domain/hashing.ts";
 import { effectivePolicy } from "#domain/readings.ts";
+import type { RebuildAttempt } from "#domain/rebuild.ts";
 import type { MemoryEvent, SequencedEvent, Snapshot, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
@@ -13,7 +14,15 @@ import { appendEvents, loadIndex } from "./dynamo-append.ts";
 import { getRecord, listRecords, recordArtifact, updateRecordWhere } from "./dynamo-artifact-records.ts";
 import { eventsById, eventsPage, eventsWhere, readSnapshot, updateClockIf } from "./dynamo-events.ts";
 import { readSettings, updateSettings } from "./dynamo-settings.ts";
-import { listSubjects, markChecked, subjectsNotOn, subjectsToCheck } from "./dynamo-subjects.ts";
+import {
+  listSubjects,
+  markChecked,
+  markForCheck,
+  readRebuildAttempt,
+  recordRebuildAttempt,
+  subjectsNotOn,
+  subjectsToCheck,
+} from "./dynamo-subjects.ts";
 import { DynamoTable } from "./dynamo-table.ts";
 
 /**
@@ -125,6 +134,18 @@ export class DynamoStore extends DynamoTable implements EventLog, AliasPort, Art
 
   markChecked(subject: string, checked: Clock): Promise<void> {
     return markChecked(this, subject, checked);
+  }
+
+  markForCheck(subject: string): Promise<void> {
+    return markForCheck(this, subject);
+  }
+
+  rebuildAttempt(subject: string): Promise<RebuildAttempt | null> {
+    return readRebuildAttempt(this, subject);
+  }
+
+  recordRebuildAttempt(subject: string, attempt: RebuildAttempt): Promise<void> {
+    return recordRebuildAttempt(this, subject, attempt);
   }
 
   // The alias and the switch (dynamo-alias.ts).

@@ -1,4 +1,5 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { RebuildAttempt } from "#domain/rebuild.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { Clock } from "#ports/event-log.ts";
 import { CLOCK, isConditionFailure, pk, TABLE_KEYS } from "./dynamo-items.ts";
@@ -48,4 +49,52 @@ export async function markChecked(table: DynamoTable, subject: string, checked: 
     // The clock moved since the check: the mark stays, and the next sweep looks again.
     if (!isConditionFailure(error)) throw error;
   }
+}
+
+/** Marks the clock for the sweep (the audit took its summary out of service): no clock change. */
+export async function markForCheck(table: DynamoTable, subject: string): Promise<void> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: pk(subject), sk: CLOCK },
+        UpdateExpression: `SET ${TABLE_KEYS.rebuildCheck} = :pk`,
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":pk": pk(subject) },
+      }),
+    );
+  } catch (error) {
+    // No clock, no events: nothing to rebuild.
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/** The last rebuild attempt kept on the clock item (attribute rebuildAttempt), parsed. */
+export async function readRebuildAttempt(
+  table: DynamoTable,
+  subject: string,
+): Promise<RebuildAttempt | null> {
+  const item = await table.getItem(subject, CLOCK);
+  const stored = item?.rebuildAttempt;
+  return stored === undefined ? null : RebuildAttempt.parse(stored);
+}
+
+/**
+ * Keeps the attempt on the clock item and marks it for the sweep, leaving highWater and epoch as
+ * they are. The stream sees the change; the outbox finds the rebuild waiting and sends nothing.
+ */
+export async function recordRebuildAttempt(
+  table: DynamoTable,
+  subject: string,
+  attempt: RebuildAttempt,
+): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.tableName,
+      Key: { pk: pk(subject), sk: CLOCK },
+      UpdateExpression: `SET rebuildAttempt = :attempt, ${TABLE_KEYS.rebuildCheck} = :pk`,
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: { ":attempt": RebuildAttempt.parse(attempt), ":pk": pk(subject) },
+    }),
+  );
 }

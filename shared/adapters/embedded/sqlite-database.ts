@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS clock (
   high_water INTEGER NOT NULL,
   input_epoch INTEGER NOT NULL,
   policy TEXT,
-  selector TEXT
+  selector TEXT,
+  rebuild_attempt TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
   subject TEXT NOT NULL,
@@ -133,6 +134,9 @@ export class SqliteDatabase {
     const indexColumns = this.writer.db.pragma("table_info(conflict_index)") as Array<{ name: string }>;
     if (!indexColumns.some((column) => column.name === "readings"))
       this.writer.db.exec("ALTER TABLE conflict_index ADD COLUMN readings TEXT");
+    // Stores from before rebuild attempts were remembered: none remembered yet.
+    if (!columns.some((column) => column.name === "rebuild_attempt"))
+      this.writer.db.exec("ALTER TABLE clock ADD COLUMN rebuild_attempt TEXT");
     this.reader = new SqliteConnection(file);
   }
 

@@ -4,6 +4,7 @@ import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import { deepFreeze } from "#domain/frozen.ts";
 import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import { effectivePolicy } from "#domain/readings.ts";
+import type { RebuildAttempt } from "#domain/rebuild.ts";
 import type {
   Manifest,
   MemoryEvent,
@@ -34,7 +35,13 @@ import {
   updateClockIf,
 } from "./sqlite-events.ts";
 import { readSettings, updateSettings } from "./sqlite-settings.ts";
-import { listSubjects, subjectsNotOn, subjectsToCheck } from "./sqlite-subjects.ts";
+import {
+  listSubjects,
+  readRebuildAttempt,
+  recordRebuildAttempt,
+  subjectsNotOn,
+  subjectsToCheck,
+} from "./sqlite-subjects.ts";
 import { WriteOnceFiles } from "./write-once-files.ts";
 
 /** The embedded store's home folder cannot be used: a user's setting to fix (exit 2). */
@@ -183,6 +190,18 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   async markChecked(_subject: string, _checked: Clock): Promise<void> {
     // Nothing to clear: subjectsToCheck derives its answer from the clock and alias themselves.
+  }
+
+  async markForCheck(_subject: string): Promise<void> {
+    // Nothing to mark: subjectsToCheck finds a STALE summary from the records themselves.
+  }
+
+  rebuildAttempt(subject: string): Promise<RebuildAttempt | null> {
+    return this.db.read((db) => readRebuildAttempt(db, subject));
+  }
+
+  recordRebuildAttempt(subject: string, attempt: RebuildAttempt): Promise<void> {
+    return this.db.write((db) => recordRebuildAttempt(db, subject, attempt));
   }
 
   // The alias and the switch (sqlite-alias.ts).

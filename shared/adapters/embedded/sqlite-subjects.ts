@@ -1,3 +1,4 @@
+import { RebuildAttempt } from "#domain/rebuild.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 
@@ -13,7 +14,7 @@ export function subjectsNotOn(db: SqliteConnection, version: SelectorVersion): s
   );
 }
 
-/** The rule of `rebuildReason`, in SQL over the committed clock and alias rows: exact. */
+/** The rule of `rebuildReason`, in SQL over the committed clock, alias and record rows: exact. */
 export function subjectsToCheck(db: SqliteConnection, rebuildAfterEvents: number): string[] {
   return subjectsOf(
     db
@@ -22,6 +23,8 @@ export function subjectsToCheck(db: SqliteConnection, rebuildAfterEvents: number
          WHERE (alias.subject IS NULL AND clock.high_water > 0)
             OR alias.source_epoch != clock.input_epoch
             OR clock.high_water - alias.covers_through >= ?
+            OR EXISTS (SELECT 1 FROM artifacts WHERE artifacts.subject = alias.subject
+                         AND artifacts.artifact_id = alias.artifact_id AND artifacts.stale = 1)
          ORDER BY clock.subject`,
       )
       .all(rebuildAfterEvents),
@@ -30,4 +33,20 @@ export function subjectsToCheck(db: SqliteConnection, rebuildAfterEvents: number
 
 function subjectsOf(rows: unknown[]): string[] {
   return (rows as Array<{ subject: string }>).map((row) => row.subject);
+}
+
+/** The last rebuild attempt kept on the clock row; null when none (or no clock). */
+export function readRebuildAttempt(db: SqliteConnection, subject: string): RebuildAttempt | null {
+  const row = db.statement("SELECT rebuild_attempt FROM clock WHERE subject = ?").get(subject) as
+    | { rebuild_attempt: string | null }
+    | undefined;
+  return row?.rebuild_attempt ? RebuildAttempt.parse(JSON.parse(row.rebuild_attempt)) : null;
+}
+
+/** Keeps the attempt on the clock row, highWater and epoch untouched. */
+export function recordRebuildAttempt(db: SqliteConnection, subject: string, attempt: RebuildAttempt): void {
+  db.statement("UPDATE clock SET rebuild_attempt = ? WHERE subject = ?").run(
+    JSON.stringify(RebuildAttempt.parse(attempt)),
+    subject,
+  );
 }
