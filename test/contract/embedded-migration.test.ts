@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import type { RebuildAttempt } from "#domain/rebuild.ts";
 import { MemoryEvent, type MemoryEvent as MemoryEventType } from "#domain/schemas.ts";
 import { bucketReading } from "../support/builders.ts";
 
@@ -47,5 +48,53 @@ describe("embedded store opened on a file from before selector v2 and v3", () =>
     }
     // A second open finds the columns there and adds nothing.
     new SqliteStore(home).close();
+  });
+});
+
+describe("embedded store opened on a file from before rebuild attempts were remembered", () => {
+  it("adds the rebuild_attempt column: old clocks have none, attempts kept in one group commit read back, the clock untouched", async () => {
+    const home = mkdtempSync(join(tmpdir(), "memgate-migration-"));
+    const old = new Database(join(home, SqliteStore.FILE));
+    old.exec(`
+      CREATE TABLE clock (subject TEXT PRIMARY KEY, high_water INTEGER NOT NULL, input_epoch INTEGER NOT NULL, policy TEXT, selector TEXT);
+      INSERT INTO clock VALUES ('a', 3, 1, NULL, 'v3');
+      INSERT INTO clock VALUES ('b', 5, 0, NULL, 'v3');
+    `);
+    old.close();
+    const attempt = (highWater: number, inputEpoch: number): RebuildAttempt => ({
+      highWater,
+      inputEpoch,
+      parentArtifactId: null,
+      outcome: "REJECTED",
+      count: 1,
+      at: "2026-11-02T10:00:00.000Z",
+    });
+
+    const store = new SqliteStore(home);
+    try {
+      expect(await store.rebuildAttempt("a")).toBeNull();
+      expect(await store.rebuildAttempt("b")).toBeNull();
+      // Two attempts in one group commit: each written in its own savepoint.
+      await Promise.all([
+        store.recordRebuildAttempt("a", attempt(3, 1)),
+        store.recordRebuildAttempt("b", attempt(5, 0)),
+      ]);
+      expect(await store.rebuildAttempt("a")).toEqual(attempt(3, 1));
+      expect(await store.rebuildAttempt("b")).toEqual(attempt(5, 0));
+      const snapshot = await store.snapshot("a");
+      expect({ highWater: snapshot.highWater, inputEpoch: snapshot.inputEpoch }).toEqual({
+        highWater: 3,
+        inputEpoch: 1,
+      });
+    } finally {
+      store.close();
+    }
+    // A second open finds the column there, adds nothing and keeps what was written.
+    const reopened = new SqliteStore(home);
+    try {
+      expect(await reopened.rebuildAttempt("a")).toEqual(attempt(3, 1));
+    } finally {
+      reopened.close();
+    }
   });
 });
