@@ -258,6 +258,7 @@ export class TenantStack extends Stack {
       description: `memgate ${tenant.id}: the agents' HTTP API`,
       timeout: Duration.seconds(29),
       environment,
+      sourceMaps: tenant.sourceMaps,
     });
     const worker = new MemgateFunction(this, "WorkerFunction", {
       lambda: "worker",
@@ -265,18 +266,21 @@ export class TenantStack extends Stack {
       timeout: workerTimeout,
       memorySize: 2048,
       environment,
+      sourceMaps: tenant.sourceMaps,
     });
     const outbox = new MemgateFunction(this, "OutboxFunction", {
       lambda: "outbox",
       description: `memgate ${tenant.id}: rebuild outbox on the table's stream`,
       timeout: Duration.seconds(60),
       environment,
+      sourceMaps: tenant.sourceMaps,
     });
     const sweeper = new MemgateFunction(this, "SweepFunction", {
       lambda: "sweep",
       description: `memgate ${tenant.id}: the sweep for rebuilds the stream missed`,
       timeout: Duration.minutes(5),
       environment,
+      sourceMaps: tenant.sourceMaps,
     });
 
     const auditor = new MemgateFunction(this, "AuditFunction", {
@@ -285,6 +289,7 @@ export class TenantStack extends Stack {
       timeout: Duration.minutes(15),
       memorySize: 2048,
       environment,
+      sourceMaps: tenant.sourceMaps,
     });
 
     // Least privilege: one policy per function, naming what its use cases call, no more (ARCHITECTURE.md;
@@ -654,6 +659,11 @@ export class TenantStack extends Stack {
       ...blocking,
       metric: falseFact,
       alarmDescription: `memgate ${tenant.id}: a served summary holds an unsupported claim. Turn recall bypass on, read the audit's finding, then memgate recover.`,
+    });
+    alarm("RebuildsLeftAlarm", {
+      ...blocking,
+      metric: metric(MetricNames.RebuildsLeft, "Maximum"),
+      alarmDescription: `memgate ${tenant.id}: a subject's rebuilds were refused or failed at every attempt (four, 15 to 60 minutes apart) and are left for a person; recall serves raw for it. Read the sweep's "left for a person" log and the REJECTED artifacts' reports (memgate artifacts SUBJECT), then memgate recover or fix the model or policy.`,
     });
     alarm("DeadLettersAlarm", {
       ...blocking,

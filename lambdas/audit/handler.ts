@@ -21,6 +21,8 @@ export const handler = middy(async () => {
   for (const [code, count] of Object.entries(report.reasonCounts))
     runtime.countBy(MetricNames.AuditReason, MetricDimensions.reason, code, count);
   for (const finding of report.findings) runtime.logger.error("audit finding", { ...finding });
+  // Emitted only by a pass that checked every subject: its absence is what the heartbeat alarm sees.
+  runtime.metrics.addMetric(MetricNames.AuditHeartbeat, MetricUnit.Count, 1);
   runtime.logger.info("audit done", {
     subjects: report.subjects,
     served: report.served,

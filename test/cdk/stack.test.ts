@@ -395,10 +395,22 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
       DatapointsToAlarm: 2,
       Dimensions: Match.arrayWith([{ Name: "ApiId", Value: { Ref: Match.stringLikeRegexp("HttpApi") } }]),
     });
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 10);
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 11);
     template.hasResourceProperties("AWS::SNS::Subscription", {
       Protocol: "email",
       Endpoint: "ops@example.com",
+    });
+  });
+
+  it("alarms when a sweep leaves a subject's rebuilds for a person", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: METRIC_NAMESPACE,
+      MetricName: MetricNames.RebuildsLeft,
+      Dimensions: Match.arrayWith([{ Name: "tenant", Value: "acme" }]),
+      Statistic: "Maximum",
+      Threshold: 0,
+      ComparisonOperator: "GreaterThanThreshold",
+      AlarmActions: [Match.objectLike({ Ref: Match.stringLikeRegexp("AlarmTopic") })],
     });
   });
 
