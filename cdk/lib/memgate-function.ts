@@ -17,6 +17,8 @@ export interface MemgateFunctionProps {
   timeout: Duration;
   memorySize?: number;
   environment: Record<string, string>;
+  /** Ship a source map and run Node with --enable-source-maps (Tenant.sourceMaps; off by default). */
+  sourceMaps: boolean;
 }
 
 /**
@@ -65,7 +67,9 @@ export class MemgateFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       logGroup,
       role: executionRole.withoutPolicyUpdates(),
-      environment: { ...props.environment, NODE_OPTIONS: "--enable-source-maps" },
+      environment: props.sourceMaps
+        ? { ...props.environment, NODE_OPTIONS: "--enable-source-maps" }
+        : props.environment,
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, "package-lock.json"),
       // The options scripts/bundle-lambdas.mjs builds the tested bundles with, in CDK's words.
@@ -73,7 +77,7 @@ export class MemgateFunction extends NodejsFunction {
         format: OutputFormat.ESM,
         target: LAMBDA_BUNDLE.target,
         minify: LAMBDA_BUNDLE.minify,
-        sourceMap: true,
+        sourceMap: props.sourceMaps,
         mainFields: [...LAMBDA_BUNDLE.mainFields],
         externalModules: [...LAMBDA_BUNDLE.external],
         loader: { ...LAMBDA_BUNDLE.loader },

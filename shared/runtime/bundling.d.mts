@@ -16,6 +16,6 @@ interface BundleOptions {
 export declare const CLI_BUNDLE: BundleOptions & { readonly splitting: true };
 export declare const LAMBDA_BUNDLE: BundleOptions & {
   readonly minify: true;
-  readonly sourcemap: "linked";
+  readonly sourcemap: false;
   readonly mainFields: string[];
 };
