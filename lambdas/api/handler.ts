@@ -2,12 +2,16 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
-import { handle } from "hono/aws-lambda";
+import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
 import { createApi } from "#http/api.ts";
+import { pathAsSent } from "#http/api-gateway-path.ts";
 import { MetricDimensions, MetricNames } from "#observability/metric-names.ts";
 
-/** The agents' HTTP API (API Gateway HTTP API, payload format 2.0): the router `memgate serve` runs. */
+/**
+ * The agents' HTTP API (API Gateway HTTP API, payload format 2.0): the router `memgate serve` runs,
+ * on the path the caller sent (API Gateway decodes rawPath; pathAsSent encodes the parameters again).
+ */
 const runtime = lambdaRuntime();
 const { logger, metrics, tracer } = runtime;
 
@@ -18,7 +22,14 @@ const api = createApi({
   recallServed: (mode) => runtime.countBy(MetricNames.RecallServed, MetricDimensions.mode, mode),
 });
 
-export const handler = middy(handle(api))
+const serveApi = handle(api);
+
+/** Payload format 2.0, the only one the tenant stack's HTTP API sends. */
+type HttpApiEvent = Extract<LambdaEvent, { rawPath: string; routeKey: string }>;
+
+export const handler = middy((event: HttpApiEvent, context: LambdaContext) =>
+  serveApi(pathAsSent(event), context),
+)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger))
   .use(logMetrics(metrics));

@@ -211,6 +211,25 @@ describe("the Lambdas on the local engines", () => {
     ).toBe(true);
   });
 
+  it("subjects holding /, ?, # and % route as under memgate serve, though API Gateway hands rawPath decoded", async () => {
+    for (const subject of [`a/b?c#d%25e/${process.pid}`, `100%/${process.pid}`, `x?y=1&z#/${process.pid}`]) {
+      const event = httpApiEvent("GET", `${events(subject)}/clock`);
+      // The shape API Gateway sends: the matched route, the path and its parameters decoded.
+      expect(event.routeKey).toBe("GET /v1/subjects/{subject}/clock");
+      expect(event.rawPath).toBe(`/v1/subjects/${subject}/clock`);
+      expect(event.pathParameters).toEqual({ subject });
+      const appended = await call("POST", `${events(subject)}/events`, {
+        events: [{ eventId: "m-1", kind: "fact", text: "the subject's name survives the gateway" }],
+      });
+      expect(appended.status).toBe(200);
+      const clock = await call("GET", `${events(subject)}/clock`);
+      expect(clock.status).toBe(200);
+      expect(clock.body).toMatchObject({ highWater: 1 });
+    }
+    const listed = await call("GET", "/v1/subjects");
+    expect(JSON.stringify(listed.body)).toContain(JSON.stringify(`100%/${process.pid}`));
+  });
+
   it("the API Lambda answers the contract's errors: 400 with the field, 404, 413", async () => {
     const bad = await call("POST", `${events(freshSubject())}/events`, {
       events: [{ eventId: "x", kind: "fact" }],

@@ -10,6 +10,7 @@ import type {
   DynamoDBStreamEvent,
   SQSEvent,
 } from "aws-lambda";
+import { API_ROUTES } from "#runtime/api-roles.ts";
 
 export function lambdaContext(functionName = "memgate-test"): Context {
   const started = Date.now();
@@ -29,21 +30,51 @@ export function lambdaContext(functionName = "memgate-test"): Context {
   };
 }
 
+/** The tenant stack's route a request matches (API_ROUTES), with its decoded path parameters. */
+function routeOf(
+  method: string,
+  sentPath: string,
+): { path: string; pathParameters?: Record<string, string> } | undefined {
+  const sent = sentPath.split("/");
+  for (const route of API_ROUTES) {
+    if (route.method !== method) continue;
+    const template = route.path.split("/");
+    if (template.length !== sent.length) continue;
+    const pathParameters: Record<string, string> = {};
+    const matches = template.every((part, i) => {
+      const name = /^\{(\w+)\}$/.exec(part)?.[1];
+      const value = sent[i] ?? "";
+      if (name === undefined) return part === value;
+      pathParameters[name] = decodeURIComponent(value);
+      return value !== "";
+    });
+    if (matches)
+      return { path: route.path, ...(Object.keys(pathParameters).length > 0 ? { pathParameters } : {}) };
+  }
+  return undefined;
+}
+
 /** An HTTP API request as API Gateway hands it to the Lambda (payload format 2.0). */
 export function httpApiEvent(
   method: string,
   pathWithQuery: string,
   options: { body?: string; headers?: Record<string, string> } = {},
 ): APIGatewayProxyEventV2 {
-  const [rawPath = "/", rawQueryString = ""] = pathWithQuery.split("?");
+  const [sentPath = "/", rawQueryString = ""] = pathWithQuery.split("?");
+  // API Gateway matches the route on the path as sent, then hands both the path and the route's
+  // parameters over percent-decoded (a subject "a/b" sent as a%2Fb arrives as rawPath ".../a/b/...").
+  const route = routeOf(method, sentPath);
+  const rawPath = decodeURIComponent(sentPath);
+  const routeKey = route ? `${method} ${route.path}` : "$default";
   const headers = { host: "abc123.execute-api.us-east-1.amazonaws.com", ...options.headers };
   const queryStringParameters = rawQueryString
     ? Object.fromEntries(new URLSearchParams(rawQueryString))
     : undefined;
   return {
     version: "2.0",
-    routeKey: "$default",
+    routeKey,
     rawPath,
+    ...(route?.pathParameters ? { pathParameters: route.pathParameters } : {}),
     rawQueryString,
     headers,
     ...(queryStringParameters ? { queryStringParameters } : {}),
@@ -54,7 +85,7 @@ export function httpApiEvent(
       domainPrefix: "abc123",
       http: { method, path: rawPath, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "test" },
       requestId: randomUUID(),
-      routeKey: "$default",
+      routeKey,
       stage: "$default",
       time: new Date().toUTCString(),
       timeEpoch: Date.now(),
