@@ -72,6 +72,7 @@ async function switchAlias(
     expectedAlias: manifest.expectedAlias,
     inputEpoch: manifest.inputEpoch,
     newCoversThrough: manifest.newCoversThrough,
+    ...(options.approve ? {} : { whileLive: true }),
   });
   deps.failpoints.hit("after-publish");
   deps.progress(

@@ -15,6 +15,12 @@ export interface PublishRequest {
   /** The clock epoch the artifact was built at: the publish is fenced on it. */
   inputEpoch: number;
   newCoversThrough: number;
+  /**
+   * The publish read the tenant's publishMode as live: the switch also checks it still is, in the
+   * same transaction (a switch to shadow mode meanwhile refuses it, `publish-mode-changed`). An
+   * approval publishes in either mode and leaves this out.
+   */
+  whileLive?: boolean;
 }
 
 /** The read alias: it moves only by a three-part compare-and-set fenced by the source clock. */

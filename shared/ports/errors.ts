@@ -52,7 +52,8 @@ export type PublishRefusal =
   | "coverage-decrease"
   | "artifact-not-publishable"
   | "parent-moved"
-  | "beyond-log";
+  | "beyond-log"
+  | "publish-mode-changed";
 
 /** The switch transaction did not happen; the snapshot is dead: take a new one and rebuild. */
 export class PublishRefusedError extends Error {

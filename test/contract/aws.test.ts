@@ -49,6 +49,36 @@ describe("AWS request counts", () => {
   });
 });
 
+describe("the switch on DynamoDB Local", () => {
+  it("sent again after it committed (an SDK retry of a lost response), it is the same transaction, not alias-moved", async () => {
+    const subject = "user-switch-resent";
+    await stores.store.append(subject, [MemoryEvent.parse({ eventId: "a", kind: "fact", text: "a" })]);
+    await stores.artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+    const request = { subject, artifactId: "s-1", expectedAlias: null, inputEpoch: 0, newCoversThrough: 1 };
+    const published = await stores.store.publishIfUnchanged(request);
+    expect(await stores.store.publishIfUnchanged(request)).toEqual(published);
+    expect(await stores.store.readAlias(subject)).toEqual(published);
+  });
+
+  it("a publish that read live settings is refused when the tenant switched to shadow meanwhile", async () => {
+    const subject = "user-switch-shadowed";
+    await stores.store.append(subject, [MemoryEvent.parse({ eventId: "a", kind: "fact", text: "a" })]);
+    await stores.artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+    await stores.store.updateSettings({ publishMode: "shadow" });
+    try {
+      const request = { subject, artifactId: "s-1", expectedAlias: null, inputEpoch: 0, newCoversThrough: 1 };
+      await expect(stores.store.publishIfUnchanged({ ...request, whileLive: true })).rejects.toMatchObject({
+        reason: "publish-mode-changed",
+      });
+      expect(await stores.store.readAlias(subject)).toBeNull();
+      // An approval publishes in either mode.
+      expect((await stores.store.publishIfUnchanged(request)).artifactId).toBe("s-1");
+    } finally {
+      await stores.store.updateSettings({ publishMode: "live" });
+    }
+  });
+});
+
 describe("AWS queue redrive", () => {
   it("moves a snapshot that keeps failing to the dead-letter queue after three receives", async () => {
     const { sqs } = stores.clients;

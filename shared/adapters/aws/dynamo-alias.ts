@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { AliasState, PublishRequest } from "#ports/alias.ts";
 import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
-import { ALIAS, AliasItem, artifactSk, CLOCK, pk } from "./dynamo-items.ts";
+import { ALIAS, AliasItem, artifactSk, CLOCK, pk, SETTINGS_KEY } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
 
 /** The alias item (`ALIAS` {artifactId, sourceEpoch, coversThrough}) and the switch that moves it. */
@@ -81,12 +82,48 @@ export async function publishIfUnchanged(table: DynamoTable, request: PublishReq
         ExpressionAttributeValues: { ":superseded": "SUPERSEDED", ":published": "PUBLISHED" },
       },
     });
+  // Last, so the refusals above keep their positions: the publish mode the publish read.
+  if (request.whileLive)
+    items.push({
+      ConditionCheck: {
+        TableName: table.tableName,
+        Key: SETTINGS_KEY,
+        ConditionExpression: "attribute_not_exists(publishMode) OR publishMode = :live",
+        ExpressionAttributeValues: { ":live": "live" },
+      },
+    });
   try {
-    await table.doc.send(new TransactWriteCommand({ TransactItems: items }));
+    // The token makes the SDK's own retry of a switch that committed (a lost response) succeed
+    // as the same transaction, instead of failing its conditions against its own result.
+    await table.doc.send(
+      new TransactWriteCommand({ TransactItems: items, ClientRequestToken: switchToken(request) }),
+    );
     return next;
   } catch (error) {
     throw publishRefusal(error, request);
   }
+}
+
+/**
+ * The switch's idempotency token (ClientRequestToken, at most 36 characters): one per request, so
+ * within DynamoDB's ten minutes the same switch sent again is the same transaction, and a different
+ * one is never mistaken for it.
+ */
+export function switchToken(request: PublishRequest): string {
+  const parent = request.expectedAlias;
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        request.subject,
+        request.artifactId,
+        parent ? [parent.parentArtifactId, parent.sourceEpoch, parent.coversThrough] : null,
+        request.inputEpoch,
+        request.newCoversThrough,
+        request.whileLive === true,
+      ]),
+    )
+    .digest("base64url")
+    .slice(0, 36);
 }
 
 /** Maps a cancelled switch transaction to the condition that failed (in TransactItems order). */
@@ -140,7 +177,14 @@ export function publishRefusal(error: unknown, request: PublishRequest): unknown
       `${request.artifactId} is not a CANDIDATE or SHADOW artifact of ${request.subject}`,
       { cause: error },
     );
-  if (code(3) === "ConditionalCheckFailed")
+  const modeCheck = request.expectedAlias ? 4 : 3;
+  if (request.whileLive && code(modeCheck) === "ConditionalCheckFailed")
+    return new PublishRefusedError(
+      "publish-mode-changed",
+      "the tenant switched to shadow mode after the publish read its settings",
+      { cause: error },
+    );
+  if (request.expectedAlias && code(3) === "ConditionalCheckFailed")
     return new PublishRefusedError(
       "parent-moved",
       `${request.expectedAlias?.parentArtifactId} is no longer PUBLISHED`,

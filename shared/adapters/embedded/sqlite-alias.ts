@@ -2,6 +2,7 @@ import type { AliasState, PublishRequest } from "#ports/alias.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 import { readClock } from "./sqlite-events.ts";
+import { readSettings } from "./sqlite-settings.ts";
 
 /** The alias row and the switch that moves it, in SQLite; each runs inside its caller's transaction. */
 
@@ -33,6 +34,11 @@ export function publishIfUnchanged(db: SqliteConnection, request: PublishRequest
       `the artifact covers through ${request.newCoversThrough}, but the log ends at ${clock.highWater}`,
     );
   const alias = readAlias(db, subject);
+  if (request.whileLive && readSettings(db).publishMode !== "live")
+    throw new PublishRefusedError(
+      "publish-mode-changed",
+      "the tenant switched to shadow mode after the publish read its settings",
+    );
   const unchanged =
     expectedAlias === null
       ? alias === null
