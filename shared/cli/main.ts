@@ -102,6 +102,10 @@ const FLAG_HELP: Record<string, [string, string]> = {
   ],
   seed: ["S", "the seed of the sample (the same seed, the same subjects)"],
   token: ["T", "require Authorization: Bearer T on every route but /healthz (or $MEMGATE_TOKEN)"],
+  "role-token": [
+    "ROLE=T",
+    "also accept T for the routes of ROLE: agent, reviewer or admin (repeatable; or $MEMGATE_ROLE_TOKENS)",
+  ],
   events: ["FILE", "MemoryEvent JSON Lines"],
   candidate: ["FILE", "the candidate summary (ConsolidationOutput JSON)"],
   policy: ["FILE", 'trust policy JSON ({"minTrust": …, "blockedSources": […]})'],

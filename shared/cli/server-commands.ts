@@ -1,5 +1,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { startLocalServer } from "#http/local-server.ts";
+import { type RoleToken, RoleTokenError, roleTokens } from "#http/role-tokens.ts";
 import { createMcpServer } from "#mcp/server.ts";
 import { InputError } from "#ports/errors.ts";
 import { env } from "#runtime/config.ts";
@@ -10,12 +11,13 @@ import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 /** The long-running entry points over the same runtime: the HTTP API and the MCP server. */
 export const SERVER_COMMANDS: Record<string, Command> = {
   serve: storeCommand(
-    "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--allowed-host NAME …] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. It answers requests addressed to an IP\naddress, localhost or a name given with --allowed-host (repeatable), and refuses writes a browser\nsends from another origin. Prints its URL; one log line per request goes to stderr. SIGINT or\nSIGTERM stops it after the current generation.",
+    "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--role-token ROLE=T]... [--allowed-host NAME …] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. --token holds every role; each\n--role-token agent=T, reviewer=T or admin=T (or $MEMGATE_ROLE_TOKENS, comma-separated) adds a\ntoken holding that role alone, and a route its role may not call answers 403. It answers\nrequests addressed to an IP address, localhost or a name given with --allowed-host (repeatable),\nand refuses writes a browser sends from another origin. Prints its URL; one log line per request\ngoes to stderr. SIGINT or SIGTERM stops it after the current generation.",
     {
       port: { type: "string" },
       host: { type: "string" },
       token: { type: "string" },
       "allowed-host": { type: "string", multiple: true },
+      "role-token": { type: "string", multiple: true },
     },
     async (values, _positionals, io) => {
       const port = boundedInt(values, "port", 65_535) ?? 8787;
@@ -23,11 +25,14 @@ export const SERVER_COMMANDS: Record<string, Command> = {
       if (host.trim() === "")
         throw new UsageError("--host is empty: name an address to bind (default 127.0.0.1)");
       const token = text(values, "token") ?? env.MEMGATE_TOKEN;
-      if (token !== undefined && token.length < 8)
-        throw new UsageError("--token must be at least 8 characters (or leave it out on loopback)");
-      // RFC 6750's token characters: anything else could never be sent as Authorization: Bearer.
-      if (token !== undefined && !/^[A-Za-z0-9._~+/-]+=*$/.test(token))
-        throw new UsageError("--token may hold only letters, digits and - . _ ~ + / (then = padding)");
+      const byRole = texts(values, "role-token");
+      let tokens: RoleToken[];
+      try {
+        tokens = roleTokens(token, byRole.length > 0 ? byRole : (env.MEMGATE_ROLE_TOKENS?.split(",") ?? []));
+      } catch (error) {
+        if (error instanceof RoleTokenError) throw new UsageError(error.message);
+        throw error;
+      }
       const allowedHosts = texts(values, "allowed-host").map((name) => {
         if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/.test(name))
           throw new UsageError(
@@ -44,7 +49,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
           server = await startLocalServer(deps, {
             port,
             host,
-            token,
+            roleTokens: tokens,
             allowedHosts,
             ...(consolidations ? { consolidations } : {}),
             out: (line) => io.out(line),
@@ -58,7 +63,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
             );
           throw error;
         }
-        if (token === undefined && !["127.0.0.1", "::1", "localhost"].includes(host))
+        if (tokens.length === 0 && !["127.0.0.1", "::1", "localhost"].includes(host))
           io.err(
             `memgate: warning: listening on ${host} without --token: anyone who can reach it reads and writes memory`,
           );

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
@@ -6,6 +5,7 @@ import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { HTTPException } from "hono/http-exception";
 import type { Deps } from "#app/deps.ts";
+import { API_ROLES } from "#runtime/api-roles.ts";
 import { MAX_REQUEST_BYTES, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
 import { artifactRoutes } from "./artifact-routes.ts";
 import { API_COMPONENTS } from "./components.ts";
@@ -15,13 +15,17 @@ import { HttpProblemError, problemOf } from "./problems.ts";
 import { recallRoutes } from "./recall-routes.ts";
 import { reviewPageRoutes } from "./review-page-routes.ts";
 import { reviewRoutes } from "./review-routes.ts";
+import { type RoleToken, rolesRequired } from "./role-tokens.ts";
 import { subjectSegmentChecked } from "./router.ts";
 import { policyRoutes, settingsRoutes, subjectRoutes } from "./settings-routes.ts";
 
 export interface ApiOptions {
   /** The use cases' dependencies (stores, model, clock, ids), opened once by the caller. */
   deps: Deps;
-  /** When set, every route but /healthz needs `Authorization: Bearer <token>` (memgate serve). */
+  /**
+   * When set, every route but /healthz needs `Authorization: Bearer <token>` (memgate serve), and
+   * the token holds every role.
+   */
   token?: string | undefined;
   /**
    * `memgate serve`'s guard against other origins (absent behind API Gateway): a request whose
@@ -29,6 +33,8 @@ export interface ApiOptions {
    * so is a state-changing request a browser sent from another origin (see `browserGuard`).
    */
   allowedHosts?: readonly string[] | undefined;
+  /** More tokens, each holding its roles: a route answers 403 to a token without one it allows. */
+  roleTokens?: readonly RoleToken[] | undefined;
   /** One line per request (method, path, status, milliseconds). */
   logRequest?: (line: string) => void;
   /** Called for each 500 with the error (the answer only says it was logged). */
@@ -62,11 +68,17 @@ export function createApi(options: ApiOptions): OpenAPIHono {
       `${c.req.method} ${new URL(c.req.url).pathname} ${c.res.status} ${Math.round(performance.now() - started)}ms`,
     );
   });
+  // Authentication first: an unknown token is 401, a known one without the route's role 403. The
+  // health check and the review page's static files hold no memory: the page asks for the token
+  // and sends it with every API call it makes.
+  const tokens = [
+    ...(options.token === undefined ? [] : [{ token: options.token, roles: API_ROLES }]),
+    ...(options.roleTokens ?? []),
+  ];
+  if (tokens.length > 0)
+    app.use("*", except(["/healthz", ...Object.values(REVIEW_PAGE_PATHS)], rolesRequired(tokens)));
+  // Then the checks against other origins, on what an authenticated caller sent.
   if (options.allowedHosts !== undefined) app.use("*", browserGuard(options.allowedHosts));
-  // The health check and the review page's static files hold no memory: the page asks for the
-  // token and sends it with every API call it makes.
-  if (options.token !== undefined)
-    app.use("*", except(["/healthz", ...Object.values(REVIEW_PAGE_PATHS)], tokenRequired(options.token)));
   const tooLarge = () => {
     throw new HttpProblemError(
       413,
@@ -129,34 +141,6 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     return c.json(document, 200);
   });
   return app;
-}
-
-/**
- * `Authorization: Bearer <token>`, the scheme in any case (RFC 9110 §11.1); every refusal, a
- * missing, malformed or wrong token alike, is the contract's 401. The token is compared by its
- * SHA-256 digest in constant time, so neither its content nor its length shows in the timing.
- */
-function tokenRequired(token: string): MiddlewareHandler {
-  const expected = createHash("sha256").update(token).digest();
-  return async (c, next) => {
-    const sent = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("Authorization") ?? "")?.[1];
-    const digest = createHash("sha256")
-      .update(sent ?? "")
-      .digest();
-    if (sent === undefined || !timingSafeEqual(digest, expected)) {
-      c.header("WWW-Authenticate", 'Bearer realm="memgate"');
-      return c.json(
-        new HttpProblemError(
-          401,
-          "unauthorized",
-          "Authorization: send the token memgate serve was started with, as Authorization: Bearer <token>",
-          "Authorization",
-        ).body(),
-        401,
-      );
-    }
-    await next();
-  };
 }
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

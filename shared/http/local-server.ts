@@ -5,16 +5,18 @@ import type { Deps } from "#app/deps.ts";
 import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
 import { prepareTokenizer } from "#domain/tokens.ts";
 import { createApi } from "./api.ts";
+import type { RoleToken } from "./role-tokens.ts";
 
 export interface LocalServerOptions {
   port: number;
   host: string;
-  token?: string | undefined;
   /**
    * Host names it answers to besides IP addresses and localhost (DNS rebinding); writes a browser
    * sends from another origin are refused whatever this holds.
    */
   allowedHosts?: readonly string[];
+  /** The bearer tokens and their roles (`--token` holds every role); none: no token asked. */
+  roleTokens?: readonly RoleToken[] | undefined;
   /** How often the sweep requests the rebuilds committed state calls for (default one minute). */
   sweepEveryMs?: number;
   /**
@@ -47,8 +49,8 @@ export interface RunningServer {
 export async function startLocalServer(deps: Deps, options: LocalServerOptions): Promise<RunningServer> {
   const app = createApi({
     deps,
-    token: options.token,
     allowedHosts: options.allowedHosts ?? [],
+    roleTokens: options.roleTokens,
     logRequest: options.log,
     logUnexpected: (error) =>
       options.log(

@@ -16,6 +16,8 @@ const Environment = z.object({
   [ENV.generationTimeoutMs]: z.coerce.number().int().positive().optional(),
   /** The bearer token `memgate serve` requires when --token is not given. */
   [ENV.token]: z.string().min(1).optional(),
+  /** More tokens of `memgate serve`, each with its role: ROLE=TOKEN, comma-separated (--role-token). */
+  [ENV.roleTokens]: z.string().min(1).optional(),
   /** A model's context window in tokens: prompts and segments are sized to fit it. */
   [ENV.contextTokens]: z.coerce.number().int().min(1024).optional(),
   /** The most tokens a model may write in one answer. */

@@ -21,6 +21,7 @@ export const ENV = {
   generationTimeoutMs: "MEMGATE_GENERATION_TIMEOUT_MS",
   budgetTokens: "MEMGATE_BUDGET_TOKENS",
   token: "MEMGATE_TOKEN",
+  roleTokens: "MEMGATE_ROLE_TOKENS",
   contextTokens: "MEMGATE_CONTEXT_TOKENS",
   maxOutputTokens: "MEMGATE_MAX_OUTPUT_TOKENS",
   repairAttempts: "MEMGATE_REPAIR_ATTEMPTS",
