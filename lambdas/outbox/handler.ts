@@ -6,7 +6,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { clockSubjectOf } from "#adapters/aws/dynamo-items.ts";
-import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { lambdaStoreRuntime } from "#adapters/aws/lambda-store-runtime.ts";
 import { requestRebuildIfNeeded } from "#app/append.ts";
 import { MetricNames } from "#observability/metric-names.ts";
 
@@ -16,7 +16,7 @@ import { MetricNames } from "#observability/metric-names.ts";
  * queue (deduplicated on subject:highWater:epoch, so repeats are harmless). The appending process
  * never has to survive for a revocation to be followed by a rebuild.
  */
-const runtime = lambdaRuntime();
+const runtime = lambdaStoreRuntime();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
 
 async function followClock(record: DynamoDBRecord): Promise<void> {

@@ -3,7 +3,7 @@ import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
-import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
+import { lambdaStoreRuntime } from "#adapters/aws/lambda-store-runtime.ts";
 import { sweep } from "#app/append.ts";
 import { MetricNames } from "#observability/metric-names.ts";
 
@@ -12,7 +12,7 @@ import { MetricNames } from "#observability/metric-names.ts";
  * for one and the outbox missed (unless its last attempt waits out a backoff or a review), finishes
  * STALE marks a dead process left, and counts the subjects left for a person (RebuildsLeft).
  */
-const runtime = lambdaRuntime();
+const runtime = lambdaStoreRuntime();
 
 export const handler = middy(async () => {
   const { requested, waiting, left } = await sweep(runtime.deps);

@@ -1,4 +1,4 @@
-import { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
+import { GateReport, RefusedAttempts } from "#domain/gate/report.ts";
 import { type Manifest, Manifest as ManifestSchema } from "#domain/schemas.ts";
 import type { ArtifactContents, ArtifactFiles } from "#ports/artifacts.ts";
 import type { WriteOnceBlobs } from "#ports/blobs.ts";

@@ -20,7 +20,7 @@ import { selectorNamed } from "#domain/validity.ts";
 import { NotFoundError, StoreContentionError } from "#ports/errors.ts";
 import type { AppendResult } from "#ports/event-log.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
-import { readSelection } from "./snapshot.ts";
+import { readSelection } from "./selection.ts";
 
 /**
  * The append use case and what follows an append: revocation, a trust-policy change, invalidation

@@ -6,7 +6,7 @@ import { shownStatus } from "#ports/artifact-records.ts";
 import { NotFoundError, PublishRefusedError } from "#ports/errors.ts";
 import { subjectOfArtifact } from "./artifact-id.ts";
 import type { PublishDeps } from "./deps.ts";
-import { readSelection } from "./snapshot.ts";
+import { readSelection } from "./selection.ts";
 
 /**
  * The publish use case: re-check the inputs, then the one compare-and-set that moves the alias

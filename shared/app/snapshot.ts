@@ -1,14 +1,9 @@
 import { buildGateContext, type GateContext } from "#domain/gate/index.ts";
 import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
-import {
-  checkEventLog,
-  SELECTOR_VERSION,
-  type Selection,
-  type SelectorVersion,
-  selectInputs,
-} from "#domain/selector.ts";
+import { SELECTOR_VERSION, type SelectorVersion } from "#domain/selector.ts";
 import { InputError, SnapshotRefusedError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
+import { readSelection } from "./selection.ts";
 
 /**
  * The snapshot use case: the queue message (clock and alias from one consistent read) and the
@@ -21,20 +16,6 @@ import type { Deps } from "./deps.ts";
 export interface SnapshotInputs {
   events: SequencedEvent[];
   context: GateContext;
-}
-
-/** The events through `highWater` and which of them are valid inputs, under the subject's policy. */
-export async function readSelection(
-  deps: Pick<Deps, "events">,
-  subject: string,
-  highWater: number,
-  version: SelectorVersion = SELECTOR_VERSION,
-): Promise<{ events: SequencedEvent[]; selection: Selection }> {
-  const [events, policy] = await Promise.all([
-    deps.events.eventsThrough(subject, highWater),
-    deps.events.trustPolicy(subject),
-  ]);
-  return { events, selection: selectInputs(checkEventLog(events), highWater, policy, version) };
 }
 
 /** The selection plus the gate's index over it (must-preserve set, conflicts, held tokens). */

@@ -63,6 +63,25 @@ describe("the Lambda bundles", () => {
     },
   );
 
+  it.each(["outbox", "sweep"])(
+    "%s runs no gate and no model: no lemmatiser lexicon, tokenizer or model client in its bundle",
+    (name) => {
+      const inputs = built[name]?.inputs ?? [];
+      expect(
+        inputs.filter((path) =>
+          // The gate's report schema (records and reports are parsed) is all of the gate they hold.
+          /wink-|stopwords-iso|js-tiktoken|node_modules\/openai\/|client-bedrock-runtime|shared\/domain\/gate\/(?!report\.ts$)/.test(
+            path,
+          ),
+        ),
+      ).toEqual([]);
+    },
+  );
+
+  it.each(["api", "worker", "audit"])("%s, which gates, carries the lexicon its gate reads", (name) => {
+    expect((built[name]?.inputs ?? []).some((path) => path.includes("wink-lexicon"))).toBe(true);
+  });
+
   it("a bad configuration fails the cold start with one line naming the setting", () => {
     const folder = mkdtempSync(join(tmpdir(), "memgate-bad-"));
     const entry = join(folder, "index.mjs");

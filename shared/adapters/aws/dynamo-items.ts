@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { AppendPlan } from "#domain/append-plan.ts";
 import { keyScope, positionId } from "#domain/conflicts.ts";
-import { GateReport } from "#domain/gate/index.ts";
+import { GateReport } from "#domain/gate/report.ts";
 import { readingAt } from "#domain/readings.ts";
 import type { LatestRule, MemoryEvent, StoredPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, LatestRules, StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";

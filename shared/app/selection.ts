@@ -1,0 +1,29 @@
+import type { SequencedEvent } from "#domain/schemas.ts";
+import {
+  checkEventLog,
+  SELECTOR_VERSION,
+  type Selection,
+  type SelectorVersion,
+  selectInputs,
+} from "#domain/selector.ts";
+import type { Deps } from "./deps.ts";
+
+/**
+ * Which events are valid inputs, read from the log: what invalidation and the switch's checks
+ * need, without the gate's index (snapshot.ts builds that), so the functions that only follow
+ * the log (the outbox, the sweep) load no part of the gate.
+ */
+
+/** The events through `highWater` and which of them are valid inputs, under the subject's policy. */
+export async function readSelection(
+  deps: Pick<Deps, "events">,
+  subject: string,
+  highWater: number,
+  version: SelectorVersion = SELECTOR_VERSION,
+): Promise<{ events: SequencedEvent[]; selection: Selection }> {
+  const [events, policy] = await Promise.all([
+    deps.events.eventsThrough(subject, highWater),
+    deps.events.trustPolicy(subject),
+  ]);
+  return { events, selection: selectInputs(checkEventLog(events), highWater, policy, version) };
+}
