@@ -82,6 +82,8 @@ interface FunctionUse {
   items: readonly DynamoItemAction[];
   stream?: boolean;
   scansRebuildChecks?: boolean;
+  /** Pages through the subject index bySubject (Query). */
+  listsSubjects?: boolean;
   reads: readonly ObjectKind[];
   writes?: readonly ObjectKind[];
   /** A missing key is an answer (a recall index, a cached segment), not an error. */
@@ -153,6 +155,14 @@ export class TenantStack extends Stack {
         {
           indexName: TABLE_KEYS.rebuildCheckIndex,
           partitionKey: { name: TABLE_KEYS.rebuildCheck, type: AttributeType.STRING },
+          projectionType: ProjectionType.KEYS_ONLY,
+        },
+        {
+          // Every subject in one partition, sorted by pk: GET /v1/subjects and the audit's rounds
+          // page through it by Query (written once per subject, so the partition is never hot).
+          indexName: TABLE_KEYS.subjectIndex,
+          partitionKey: { name: TABLE_KEYS.subjectList, type: AttributeType.STRING },
+          sortKey: { name: TABLE_KEYS.partition, type: AttributeType.STRING },
           projectionType: ProjectionType.KEYS_ONLY,
         },
       ],
@@ -294,8 +304,10 @@ export class TenantStack extends Stack {
 
     // Least privilege: one policy per function, naming what its use cases call, no more (ARCHITECTURE.md;
     // test/cdk/least-privilege.test.ts runs each handler through its use cases and compares).
+    // Scan: the subjects' listing falls back to it until the sweep has backfilled bySubject.
     this.allowUse(apiFunction, {
       items: ["GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "ConditionCheckItem"],
+      listsSubjects: true,
       reads: ["manifests", "artifacts", "recall"],
       missingKeys: true,
       sends: true,
@@ -315,14 +327,17 @@ export class TenantStack extends Stack {
       reads: ["manifests"],
       sends: true,
     });
+    // Scan and PutItem: the backfill of bySubject on a table written before it, and its progress.
     this.allowUse(sweeper, {
-      items: ["GetItem", "Query", "UpdateItem"],
+      items: ["GetItem", "Query", "Scan", "PutItem", "UpdateItem"],
       scansRebuildChecks: true,
       reads: ["manifests"],
       sends: true,
     });
+    // Scan: the listing's fallback until bySubject is backfilled.
     this.allowUse(auditor, {
       items: ["GetItem", "Scan", "UpdateItem"],
+      listsSubjects: true,
       reads: ["manifests", "artifacts"],
       sends: true,
       models: { Judge: bedrockModelId(tenant.judge) },
@@ -454,6 +469,14 @@ export class TenantStack extends Stack {
           sid: "RebuildCheckIndex",
           actions: ["dynamodb:Scan"],
           resources: [`${table.tableArn}/index/${TABLE_KEYS.rebuildCheckIndex}`],
+        }),
+      );
+    if (use.listsSubjects)
+      fn.allow(
+        new PolicyStatement({
+          sid: "SubjectIndex",
+          actions: ["dynamodb:Query"],
+          resources: [`${table.tableArn}/index/${TABLE_KEYS.subjectIndex}`],
         }),
       );
     if (use.stream && table.tableStreamArn !== undefined)

@@ -18,7 +18,7 @@ import {
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import { NotFoundError, StoreContentionError } from "#ports/errors.ts";
-import type { AppendResult } from "#ports/event-log.ts";
+import type { AppendResult, SubjectIndexing } from "#ports/event-log.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
 
@@ -78,17 +78,27 @@ export interface SweepReport {
   waiting: Array<{ subject: string; reason: string }>;
   /** Attempts used up at the subject's epoch and alias: a person decides (metric RebuildsLeft). */
   left: Array<{ subject: string; reason: string }>;
+  /** The subject index's backfill in this sweep (DynamoDB tables created before bySubject). */
+  indexed: SubjectIndexing;
 }
+
+/**
+ * Scan pages of the subject index's backfill per sweep: a table written before the index is
+ * listed in a few sweeps after the upgrade, each well inside the sweep's five minutes.
+ */
+export const SUBJECT_INDEX_PAGES_PER_SWEEP = 10;
 
 /**
  * The sweep: every subject that needs a rebuild by committed state (rebuildDecision) gets one
  * requested unless its last attempts wait out their backoff, wait for review or are used up, and
  * what a dead process left undone (STALE marks after an epoch move) is finished: invalidation is
- * idempotent. Subjects found current are unmarked (DynamoDB's sparse index).
+ * idempotent. Subjects found current are unmarked (DynamoDB's sparse index). On a table older
+ * than the subject index, each sweep first lists part of its subjects there (indexSubjects).
  */
 export async function sweep(deps: RebuildDeps): Promise<SweepReport> {
   const { rebuildAfterEvents } = await deps.settings.settings();
-  const report: SweepReport = { requested: [], waiting: [], left: [] };
+  const indexed = await deps.events.indexSubjects({ maxPages: SUBJECT_INDEX_PAGES_PER_SWEEP });
+  const report: SweepReport = { requested: [], waiting: [], left: [], indexed };
   for (const subject of await deps.events.subjectsToCheck(rebuildAfterEvents)) {
     const decision = await requestRebuildIfNeeded(deps, subject, rebuildAfterEvents);
     if (decision.action === "request") report.requested.push({ subject, reason: decision.reason });

@@ -142,17 +142,19 @@ export const SETTINGS_COMMANDS: Record<string, Command> = {
   ),
 
   migrate: storeCommand(
-    "memgate migrate\n\nMoves every subject created before selector v3 onto it: where v3 reads a log differently\n(v1: a supersession chain, a compatible pair v1 called a conflict; v2: a latest rule already\nset) the epoch moves once, recall falls back to raw and a rebuild is requested; a v2 subject\nwithout rules moves with nothing else changed. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws).",
+    "memgate migrate\n\nMoves every subject created before selector v3 onto it: where v3 reads a log differently\n(v1: a supersession chain, a compatible pair v1 called a conflict; v2: a latest rule already\nset) the epoch moves once, recall falls back to raw and a rebuild is requested; a v2 subject\nwithout rules moves with nothing else changed. The embedded store does this by itself when\nopened; run it once on a DynamoDB table (--store aws). On DynamoDB it also lists the subjects\ncreated before the subject index in it (the sweep does that too, a part each run).",
     {},
     async (values, _positionals, io) =>
       withRuntime(values, io, async (deps) => {
         const migrated = await migrateSelectors(deps);
         const moved = migrated.filter((m) => m.epochMoved);
+        // DynamoDB: the subject index lists every subject from here on (the sweep does it too).
+        const indexed = await deps.events.indexSubjects();
         print(
           io,
           values,
           { migrated },
-          `${migrated.length} subjects moved to selector ${SELECTOR_VERSION}; epoch moved for ${moved.length}${moved.length > 0 ? `: ${moved.map((m) => m.subject).join(", ")}` : ""}`,
+          `${migrated.length} subjects moved to selector ${SELECTOR_VERSION}; epoch moved for ${moved.length}${moved.length > 0 ? `: ${moved.map((m) => m.subject).join(", ")}` : ""}; ${indexed.added} older subjects listed in the subject index`,
         );
         return EXIT.ok;
       }),

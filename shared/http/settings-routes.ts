@@ -106,11 +106,11 @@ export function subjectRoutes(deps: Deps) {
     const { after, limit: limitText = "50" } = c.req.valid("query");
     if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100)
       throw invalid("limit", "must be a whole number from 1 to 100");
-    const limit = Number(limitText);
-    const all = await deps.events.listSubjects();
-    const page = all.filter((subject) => after === undefined || subject > after).slice(0, limit);
-    const last = page.at(-1);
-    const next = page.length === limit && last !== undefined && all.indexOf(last) < all.length - 1;
-    return c.json({ subjects: await subjectStatuses(deps, page), next: next ? last : null }, 200);
+    const page = await deps.events.subjectsPage(after ?? null, Number(limitText));
+    const last = page.subjects.at(-1);
+    return c.json(
+      { subjects: await subjectStatuses(deps, page.subjects), next: page.more && last ? last : null },
+      200,
+    );
   });
 }

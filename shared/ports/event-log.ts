@@ -100,8 +100,19 @@ export interface EventLog {
   ): Promise<boolean>;
   /** Subjects whose clock follows another selector than `version`. */
   subjectsNotOn(version: SelectorVersion): Promise<string[]>;
-  /** Every subject with a clock, sorted (the review page's list; a scan on DynamoDB). */
+  /** Every subject with a clock, sorted (the audit's list; an index's pages on DynamoDB, no Scan). */
   listSubjects(): Promise<string[]>;
+  /**
+   * At most `limit` subjects with a clock after `after` (exclusive; null: from the first), sorted;
+   * `more` when others follow (GET /v1/subjects, the audit's rounds). One index Query on DynamoDB.
+   */
+  subjectsPage(after: string | null, limit: number): Promise<SubjectPage>;
+  /**
+   * Lists in the subject index the subjects created before it (DynamoDB's bySubject; the embedded
+   * store lists from its clock table and has nothing to do), at most `maxPages` Scan pages a run,
+   * resuming where the last run stopped. Until it completes, the listings above fall back to a Scan.
+   */
+  indexSubjects(options?: { maxPages?: number }): Promise<SubjectIndexing>;
   /**
    * Subjects that may need a rebuild (see `rebuildReason`), from committed state only: never from
    * the memory of the process that appended. The embedded store answers exactly; DynamoDB answers
@@ -119,6 +130,18 @@ export interface EventLog {
    * untouched), and marks the subject for the sweep, which retries it after its backoff.
    */
   recordRebuildAttempt(subject: string, attempt: RebuildAttempt): Promise<void>;
+}
+
+/** One page of subjects, sorted; `more` when subjects after the last one exist. */
+export interface SubjectPage {
+  subjects: string[];
+  more: boolean;
+}
+
+/** What a run of `indexSubjects` did: subjects it listed, and whether every subject is listed now. */
+export interface SubjectIndexing {
+  added: number;
+  complete: boolean;
 }
 
 /** The snapshot message from one consistent read of a subject's clock and alias. */

@@ -314,7 +314,11 @@ describe("the functions' policies against the calls their handlers make", () => 
     await aws.store.append(swept, [
       MemoryEvent.parse({ eventId: "r-1", kind: "revocation", revokes: ["b-1"] }),
     ]);
+    // The audit before the sweep: the subjects' listing falls back to the Scan.
+    await as("audit", () => audit({}, lambdaContext("memgate-audit")));
     await as("sweep", () => sweep({}, lambdaContext("memgate-sweep")));
+    // The sweep has backfilled the subject index (a new table: nothing to add): pages by Query.
+    expect((await call("GET", "/v1/subjects?limit=2")).next).not.toBeNull();
 
     // The raw layer edited under a served summary: the audit finds it and contains it.
     const edited = { ...constraint, text: "Backups need not be encrypted." };

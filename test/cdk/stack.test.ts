@@ -69,7 +69,18 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
       SSESpecification: { SSEEnabled: true },
       StreamSpecification: { StreamViewType: "KEYS_ONLY" },
       LocalSecondaryIndexes: [Match.objectLike({ IndexName: "bySequence" })],
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: "byRebuildCheck" })],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({ IndexName: "byRebuildCheck" }),
+        // Every subject in one partition, sorted by pk: the subjects' listing pages by Query.
+        {
+          IndexName: "bySubject",
+          KeySchema: [
+            { AttributeName: "subjectList", KeyType: "HASH" },
+            { AttributeName: "pk", KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "KEYS_ONLY" },
+        },
+      ],
       Replicas: [
         Match.objectLike({
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -251,6 +262,7 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
         "dynamodb:Query",
         "dynamodb:UpdateItem",
         "dynamodb:Scan",
+        "dynamodb:PutItem",
         "s3:GetObject",
         "sqs:SendMessage",
       ],
@@ -293,6 +305,12 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
     );
     for (const name of ["api", "worker", "outbox", "audit"])
       expect(statementNamed(policies[name], "RebuildCheckIndex"), name).toBeUndefined();
+    for (const name of ["api", "audit"])
+      expect(flat(statementNamed(policies[name], "SubjectIndex")?.Resource), name).toContain(
+        "/index/bySubject",
+      );
+    for (const name of ["worker", "outbox", "sweep"])
+      expect(statementNamed(policies[name], "SubjectIndex"), name).toBeUndefined();
     expect(flat(statementNamed(policies.api, "SequenceIndex")?.Resource)).toContain("/index/bySequence");
     expect(flat(statementNamed(policies.outbox, "ReadObjects")?.Resource)).toMatch(/"\/manifests\/\*"\]/);
     expect(flat(statementNamed(policies.outbox, "ReadObjects")?.Resource)).not.toContain("/artifacts/");

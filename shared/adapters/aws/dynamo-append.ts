@@ -19,7 +19,9 @@ import {
   indexWrites,
   pk,
   type StoredClock,
+  SUBJECT_LIST,
   storeLatestCheck,
+  TABLE_KEYS,
 } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
 
@@ -256,14 +258,17 @@ function appendItems(tableName: string, subject: string, plan: AppendPlan, clock
       TableName: tableName,
       Key: { pk: pk(subject), sk: CLOCK },
       // The first append starts a subject on the current selector; older subjects keep theirs.
-      // rebuildCheck: the sweep's sparse index finds this subject until it is checked.
+      // rebuildCheck: the sweep's sparse index finds this subject until it is checked. The first
+      // append lists the subject in the index bySubject (GET /v1/subjects, the audit).
       UpdateExpression: `SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p), rebuildCheck = :pk${
-        clockBefore.highWater === 0 ? ", selector = if_not_exists(selector, :sel)" : ""
+        clockBefore.highWater === 0
+          ? `, selector = if_not_exists(selector, :sel), ${TABLE_KEYS.subjectList} = :list`
+          : ""
       }`,
       ConditionExpression:
         "(attribute_not_exists(pk) AND :h0 = :zero AND :e0 = :zero) OR (highWater = :h0 AND inputEpoch = :e0)",
       ExpressionAttributeValues: {
-        ...(clockBefore.highWater === 0 ? { ":sel": SELECTOR_VERSION } : {}),
+        ...(clockBefore.highWater === 0 ? { ":sel": SELECTOR_VERSION, ":list": SUBJECT_LIST } : {}),
         ":pk": pk(subject),
         ":h": clockAfter.highWater,
         ":e": clockAfter.inputEpoch,

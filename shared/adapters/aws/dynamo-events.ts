@@ -15,6 +15,7 @@ import {
   isConditionFailure,
   pk,
   type StoredClock,
+  SUBJECT_LIST,
   storeLatestCheck,
   TABLE_KEYS,
 } from "./dynamo-items.ts";
@@ -120,10 +121,12 @@ export async function updateClockIf(
   const update = {
     TableName: table.tableName,
     Key: { pk: pk(subject), sk: CLOCK },
-    UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
+    // A clock created here (a policy set before the first append) is listed at once in bySubject.
+    UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h, ${TABLE_KEYS.subjectList} = :list${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
     ConditionExpression: `((attribute_not_exists(pk) AND :h = :zero AND :e0 = :zero) OR (highWater = :h AND inputEpoch = :e0))${policyCondition}`,
     ExpressionAttributeValues: {
       ...values,
+      ":list": SUBJECT_LIST,
       ...(moveEpoch ? { ":pk": pk(subject) } : {}),
       ...(read?.policyText ? { ":p0": read.policyText } : {}),
       ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),

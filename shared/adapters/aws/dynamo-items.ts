@@ -10,7 +10,7 @@ import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/v
 import type { ArtifactRecord } from "#ports/artifact-records.ts";
 import type { Clock } from "#ports/event-log.ts";
 import { DEFAULT_SETTINGS } from "#ports/settings.ts";
-import { TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
+import { SUBJECT_LIST, TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
 
 /**
  * The DynamoDB table's keys and items, and the pure functions over them: item schemas (every item
@@ -18,7 +18,7 @@ import { TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
  * transactions.
  */
 
-export { TABLE_ITEM_KEYS, TABLE_KEYS };
+export { SUBJECT_LIST, TABLE_ITEM_KEYS, TABLE_KEYS };
 
 /** DynamoDB's bound on one TransactWriteItems: 100 items, 4 MB (we keep a margin on size). */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -39,6 +39,18 @@ export const eventSk = (eventId: string) => `E#${eventId}`;
 export const artifactSk = (artifactId: string) => `A#${artifactId}`;
 export const indexSk = (key: string, scope: string) =>
   `K#${createHash("sha256").update(keyScope(key, scope)).digest("hex")}`;
+
+/**
+ * Whether every clock carries `subjectList` (the index bySubject lists every subject): written by
+ * the backfill when it has been through the table, with where it stopped until then. Outside every
+ * subject's partition, like the settings.
+ */
+export const SUBJECT_INDEX_KEY = { pk: "TENANT", sk: "SUBJECT-INDEX" };
+export const SubjectIndexItem = z.object({
+  complete: z.boolean(),
+  /** The Scan's LastEvaluatedKey where the last backfill stopped (absent once complete). */
+  resumeAfter: z.record(z.string(), z.unknown()).optional(),
+});
 
 /** The tenant's switches: one item, outside every subject's partition. */
 export const SETTINGS_KEY = { pk: "TENANT", sk: "SETTINGS" };

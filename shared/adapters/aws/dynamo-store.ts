@@ -7,7 +7,7 @@ import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactRecords, ArtifactStatus } from "#ports/artifact-records.ts";
-import type { AppendResult, Clock, EventLog } from "#ports/event-log.ts";
+import type { AppendResult, Clock, EventLog, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
 import { publishIfUnchanged, readAlias } from "./dynamo-alias.ts";
 import { appendEvents, loadIndex } from "./dynamo-append.ts";
@@ -15,12 +15,14 @@ import { getRecord, listRecords, recordArtifact, updateRecordWhere } from "./dyn
 import { eventsById, eventsPage, eventsWhere, readSnapshot, updateClockIf } from "./dynamo-events.ts";
 import { readSettings, updateSettings } from "./dynamo-settings.ts";
 import {
+  indexSubjects,
   listSubjects,
   markChecked,
   markForCheck,
   readRebuildAttempt,
   recordRebuildAttempt,
   subjectsNotOn,
+  subjectsPage,
   subjectsToCheck,
 } from "./dynamo-subjects.ts";
 import { DynamoTable } from "./dynamo-table.ts";
@@ -31,6 +33,7 @@ import { DynamoTable } from "./dynamo-table.ts";
  *   E#<eventId> {seq, hash, body, actors} (immutable body; `seq` feeds the local index bySequence)
  *   K#<hash of key, scope>[#<sequence>#<position>] the conflict index, one small item per holder
  *   A#<artifactId> {status, stale, coversThrough, inputEpoch, parent, inputRoot, gate, createdAt}
+ *   TENANT: SETTINGS, SUBJECT-INDEX (the backfill of bySubject)
  * Appends are TransactWriteItems fenced on the clock they read (a concurrent append cancels ours and
  * we plan again); a publish is exactly one TransactWriteItems; a snapshot exactly one TransactGetItems.
  * Each operation below is in the module of its concern; the artifact files are in S3
@@ -122,6 +125,14 @@ export class DynamoStore extends DynamoTable implements EventLog, AliasPort, Art
 
   listSubjects(): Promise<string[]> {
     return listSubjects(this);
+  }
+
+  subjectsPage(after: string | null, limit: number): Promise<SubjectPage> {
+    return subjectsPage(this, after, limit);
+  }
+
+  indexSubjects(options: { maxPages?: number } = {}): Promise<SubjectIndexing> {
+    return indexSubjects(this, options);
   }
 
   subjectsNotOn(version: SelectorVersion): Promise<string[]> {

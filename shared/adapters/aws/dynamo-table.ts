@@ -18,6 +18,8 @@ import { CLOCK, clockOf, pk, SETTINGS_KEY, SettingsItem, type StoredClock } from
  */
 export class DynamoTable {
   readonly doc: DynamoDBDocumentClient;
+  /** The index bySubject lists every subject (dynamo-subjects.ts): once seen true, never false again. */
+  subjectIndexComplete = false;
 
   constructor(
     client: DynamoDBClient,
@@ -47,10 +49,14 @@ export class DynamoTable {
     return clockOf(undefined, Item ? (SettingsItem.parse(Item).latest ?? []) : []);
   }
 
-  /** Every item a Query matches, page after page, or the first `limit` of them. */
+  /**
+   * Every item a Query matches, page after page, or the first `limit` of them. Strongly consistent
+   * unless `consistent: false` (a global index, which offers only eventually consistent reads).
+   */
   async queryAll(
     input: Omit<QueryCommandInput, "TableName" | "ExclusiveStartKey" | "ConsistentRead" | "Limit">,
     limit = Number.POSITIVE_INFINITY,
+    options: { consistent?: boolean } = {},
   ): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     const pages = paginateQuery(
@@ -58,7 +64,7 @@ export class DynamoTable {
       {
         ...input,
         TableName: this.tableName,
-        ConsistentRead: true,
+        ConsistentRead: options.consistent ?? true,
         ...(Number.isFinite(limit) ? { Limit: limit } : {}),
       },
     );

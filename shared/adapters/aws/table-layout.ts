@@ -11,7 +11,17 @@ export const TABLE_KEYS = {
   /** Present on a CLOCK item (its pk) only while the subject may need a rebuild: a sparse index. */
   rebuildCheck: "rebuildCheck",
   rebuildCheckIndex: "byRebuildCheck",
+  /**
+   * On every CLOCK item: the constant `SUBJECT_LIST` (set by the subject's first append, or by the
+   * backfill for older clocks), the partition key of the global index bySubject, whose sort key is
+   * the item's pk: the subjects in order, a page a Query, without scanning the table.
+   */
+  subjectList: "subjectList",
+  subjectIndex: "bySubject",
 } as const;
+
+/** The one value of `subjectList`: every subject in one index partition, sorted by pk. */
+export const SUBJECT_LIST = "SUBJECTS";
 
 export const TABLE_ITEM_KEYS = {
   /** The sort key of a subject's clock item (what the outbox follows). */

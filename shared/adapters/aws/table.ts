@@ -5,6 +5,7 @@ import { TABLE_KEYS } from "./table-layout.ts";
  * Creates the memgate table as the CDK stack defines it (for local engines and tests): pk/sk
  * strings, the local secondary index bySequence (pk, seq) that selection and the tail query, and
  * the sparse global index byRebuildCheck holding only the clocks changed since the sweep checked,
+ * the global index bySubject listing every subject's clock in order,
  * and (when asked) a stream of keys for the outbox, as the stack's table has.
  */
 export async function createMemgateTable(
@@ -26,6 +27,7 @@ export async function createMemgateTable(
         { AttributeName: TABLE_KEYS.sort, AttributeType: "S" },
         { AttributeName: TABLE_KEYS.sequence, AttributeType: "N" },
         { AttributeName: TABLE_KEYS.rebuildCheck, AttributeType: "S" },
+        { AttributeName: TABLE_KEYS.subjectList, AttributeType: "S" },
       ],
       KeySchema: [
         { AttributeName: TABLE_KEYS.partition, KeyType: "HASH" },
@@ -45,6 +47,14 @@ export async function createMemgateTable(
         {
           IndexName: TABLE_KEYS.rebuildCheckIndex,
           KeySchema: [{ AttributeName: TABLE_KEYS.rebuildCheck, KeyType: "HASH" }],
+          Projection: { ProjectionType: "KEYS_ONLY" },
+        },
+        {
+          IndexName: TABLE_KEYS.subjectIndex,
+          KeySchema: [
+            { AttributeName: TABLE_KEYS.subjectList, KeyType: "HASH" },
+            { AttributeName: TABLE_KEYS.partition, KeyType: "RANGE" },
+          ],
           Projection: { ProjectionType: "KEYS_ONLY" },
         },
       ],

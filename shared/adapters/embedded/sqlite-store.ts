@@ -18,7 +18,7 @@ import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactStatus } from "#ports/artifact-records.ts";
 import type { ArtifactContents, ArtifactStore } from "#ports/artifacts.ts";
-import type { AppendResult, Clock, EventLog } from "#ports/event-log.ts";
+import type { AppendResult, Clock, EventLog, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
 import { snapshotOf } from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
 import { BlobArtifactFiles } from "../artifact-files.ts";
@@ -40,6 +40,7 @@ import {
   readRebuildAttempt,
   recordRebuildAttempt,
   subjectsNotOn,
+  subjectsPage,
   subjectsToCheck,
 } from "./sqlite-subjects.ts";
 import { WriteOnceFiles } from "./write-once-files.ts";
@@ -178,6 +179,15 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   listSubjects(): Promise<string[]> {
     return this.db.read((db) => listSubjects(db));
+  }
+
+  subjectsPage(after: string | null, limit: number): Promise<SubjectPage> {
+    return this.db.read((db) => subjectsPage(db, after, limit));
+  }
+
+  /** The clock table is the listing (its primary key is the subject): nothing to backfill. */
+  async indexSubjects(): Promise<SubjectIndexing> {
+    return { added: 0, complete: true };
   }
 
   subjectsNotOn(version: SelectorVersion): Promise<string[]> {

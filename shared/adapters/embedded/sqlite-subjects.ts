@@ -1,11 +1,22 @@
 import { RebuildAttempt } from "#domain/rebuild.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
+import type { SubjectPage } from "#ports/event-log.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 
 /** Which subjects: all of them, those on another selector, those the sweep must look at. */
 
 export function listSubjects(db: SqliteConnection): string[] {
   return subjectsOf(db.statement("SELECT subject FROM clock ORDER BY subject").all());
+}
+
+/** The clock table's subjects after `after`, one more than asked to tell whether more follow. */
+export function subjectsPage(db: SqliteConnection, after: string | null, limit: number): SubjectPage {
+  const subjects = subjectsOf(
+    db
+      .statement("SELECT subject FROM clock WHERE ? IS NULL OR subject > ? ORDER BY subject LIMIT ?")
+      .all(after, after, limit + 1),
+  );
+  return { subjects: subjects.slice(0, limit), more: subjects.length > limit };
 }
 
 export function subjectsNotOn(db: SqliteConnection, version: SelectorVersion): string[] {
