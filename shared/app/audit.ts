@@ -4,6 +4,7 @@ import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { selectorNamed } from "#domain/validity.ts";
+import type { TenantSettings } from "#ports/settings.ts";
 import { requestRebuildIfNeeded } from "./append.ts";
 import type { Deps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";
@@ -56,7 +57,7 @@ export interface AuditOptions {
   /** Audit this many subjects, chosen by `seed` (the same seed, the same sample). */
   sample?: number;
   seed?: number;
-  /** How long the judge may take over one summary (default 120 s). */
+  /** How long the judge may take over one summary (default JUDGE_TIMEOUT_MS, 120 s). */
   judgeTimeoutMs?: number;
 }
 
@@ -68,15 +69,25 @@ export interface AuditOptions {
  * A stale-visible or false-fact finding is contained at once: the artifact is marked STALE (recall
  * answers raw) and a rebuild is requested.
  */
-export async function audit(
-  deps: Pick<Deps, "events" | "artifacts" | "settings" | "queue" | "progress" | "judge" | "now">,
-  options: AuditOptions = {},
-): Promise<AuditReport> {
+export async function audit(deps: AuditDeps, options: AuditOptions = {}): Promise<AuditReport> {
   const all = options.subjects ? [...options.subjects] : await deps.events.listSubjects();
   const subjects = options.sample === undefined ? all : sampleOf(all, options.sample, options.seed ?? 0);
   const settings = await deps.settings.settings();
-  const report: AuditReport = {
-    subjects: subjects.length,
+  const report: AuditReport = { subjects: 0, ...nothingFound() };
+  for (const subject of subjects) addSubject(report, await auditSubject(deps, settings, subject, options));
+  return report;
+}
+
+export type AuditDeps = Pick<
+  Deps,
+  "events" | "artifacts" | "settings" | "queue" | "progress" | "judge" | "now"
+>;
+
+/** What the audit found on one subject: the part of AuditReport it adds (`served` 0 or 1). */
+export type SubjectAudit = Omit<AuditReport, "subjects">;
+
+function nothingFound(): SubjectAudit {
+  return {
     served: 0,
     staleVisible: 0,
     falseFact: 0,
@@ -85,74 +96,98 @@ export async function audit(
     contained: [],
     judged: 0,
   };
-  for (const subject of subjects) {
-    const snapshot = await deps.events.snapshot(subject);
-    const alias = snapshot.expectedAlias;
-    if (alias === null || rawBeforeRecord(settings, snapshot) !== null) continue;
-    const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
-    if (rawForRecord(alias.parentArtifactId, record) !== null) continue;
-    report.served++;
-    const artifactId = alias.parentArtifactId;
-    const manifest = await deps.artifacts.readManifest(subject, artifactId);
-    const { context } = await readInputs(
-      deps,
-      subject,
-      alias.coversThrough,
-      selectorNamed(manifest.selectorVersion),
-    );
-    const findings: AuditFinding[] = [];
-    const stale = staleness(manifest, context.selection.validInputs);
-    if (stale !== null) {
-      report.staleVisible++;
-      findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
-    }
-    const judged = assessCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
-    const gate = judged.report;
-    // What the rules cannot decide goes to the judge when one is configured (CONTRACT §4b's limits).
-    if (deps.judge && judged.undecided.length > 0) {
-      try {
-        const verdicts = await judgeUndecided(
-          context,
-          judged,
-          deps.judge,
-          AbortSignal.timeout(options.judgeTimeoutMs ?? 120_000),
-        );
-        report.judged += judged.undecided.length;
-        gate.reasons.push(...verdicts.reasons);
-      } catch (error) {
-        deps.progress(
-          `audit: the judge could not weigh ${artifactId} (${error instanceof Error ? error.message : String(error)}); its texts are not measured`,
-        );
-      }
-    }
-    for (const [code, count] of Object.entries(countReasons(gate.reasons)))
-      report.reasonCounts[code as GateReasonCode] =
-        (report.reasonCounts[code as GateReasonCode] ?? 0) + count;
-    for (const reason of gate.reasons) {
-      const falseFact = FALSE_FACT_REASONS.has(reason.code);
-      if (falseFact) report.falseFact++;
-      findings.push({
-        subject,
-        artifactId,
-        kind: falseFact ? "false-fact" : "lost",
-        detail: `${reason.code}${reason.key ? ` ${reason.key}` : ""}${reason.eventId ? ` (${reason.eventId})` : ""}: ${reason.detail}`,
-      });
-    }
-    report.findings.push(...findings);
-    if (findings.some((f) => f.kind !== "lost")) {
-      // Containment: the same mark invalidation uses; recall answers raw from now on.
-      if (await deps.artifacts.markStale(subject, artifactId, ["PUBLISHED"]))
-        report.contained.push(artifactId);
-      // The sweep rebuilds a STALE summary too (its backoff and cap apply) if this request comes
-      // to nothing.
-      await deps.events.markForCheck(subject);
-      await requestRebuildIfNeeded(deps, subject, settings.rebuildAfterEvents);
-      for (const finding of findings)
-        deps.progress(`audit: ${finding.kind} in ${artifactId}: ${finding.detail}`);
+}
+
+/** Adds one subject's audit to a report. */
+function addSubject(report: AuditReport, found: SubjectAudit): void {
+  report.subjects++;
+  report.served += found.served;
+  report.staleVisible += found.staleVisible;
+  report.falseFact += found.falseFact;
+  report.findings.push(...found.findings);
+  report.contained.push(...found.contained);
+  report.judged += found.judged;
+  for (const [code, count] of Object.entries(found.reasonCounts))
+    report.reasonCounts[code as GateReasonCode] = (report.reasonCounts[code as GateReasonCode] ?? 0) + count;
+}
+
+/**
+ * One subject of the audit: when its recall serves a summary now, the inputs are selected again
+ * from the raw layer, hashed again, the input root compared and the gate run again on the stored
+ * answer (the judge weighing what the rules cannot decide, within `judgeTimeoutMs`); what it
+ * finds is contained at once.
+ */
+export async function auditSubject(
+  deps: AuditDeps,
+  settings: TenantSettings,
+  subject: string,
+  options: Pick<AuditOptions, "judgeTimeoutMs"> = {},
+): Promise<SubjectAudit> {
+  const found = nothingFound();
+  const snapshot = await deps.events.snapshot(subject);
+  const alias = snapshot.expectedAlias;
+  if (alias === null || rawBeforeRecord(settings, snapshot) !== null) return found;
+  const record = await deps.artifacts.getRecord(subject, alias.parentArtifactId);
+  if (rawForRecord(alias.parentArtifactId, record) !== null) return found;
+  found.served = 1;
+  const artifactId = alias.parentArtifactId;
+  const manifest = await deps.artifacts.readManifest(subject, artifactId);
+  const { context } = await readInputs(
+    deps,
+    subject,
+    alias.coversThrough,
+    selectorNamed(manifest.selectorVersion),
+  );
+  const stale = staleness(manifest, context.selection.validInputs);
+  if (stale !== null) {
+    found.staleVisible++;
+    found.findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
+  }
+  const judged = assessCandidate(context, await deps.artifacts.readArtifact(subject, artifactId));
+  const gate = judged.report;
+  // What the rules cannot decide goes to the judge when one is configured (CONTRACT §4b's limits).
+  if (deps.judge && judged.undecided.length > 0) {
+    try {
+      const verdicts = await judgeUndecided(
+        context,
+        judged,
+        deps.judge,
+        AbortSignal.timeout(options.judgeTimeoutMs ?? JUDGE_TIMEOUT_MS),
+      );
+      found.judged += judged.undecided.length;
+      gate.reasons.push(...verdicts.reasons);
+    } catch (error) {
+      deps.progress(
+        `audit: the judge could not weigh ${artifactId} (${error instanceof Error ? error.message : String(error)}); its texts are not measured`,
+      );
     }
   }
-  return report;
+  found.reasonCounts = countReasons(gate.reasons);
+  for (const reason of gate.reasons) {
+    const falseFact = FALSE_FACT_REASONS.has(reason.code);
+    if (falseFact) found.falseFact++;
+    found.findings.push({
+      subject,
+      artifactId,
+      kind: falseFact ? "false-fact" : "lost",
+      detail: `${reason.code}${reason.key ? ` ${reason.key}` : ""}${reason.eventId ? ` (${reason.eventId})` : ""}: ${reason.detail}`,
+    });
+  }
+  if (found.findings.some((f) => f.kind !== "lost")) {
+    // Containment: the same mark invalidation uses; recall answers raw from now on.
+    if (await deps.artifacts.markStale(subject, artifactId, ["PUBLISHED"])) found.contained.push(artifactId);
+    // The sweep rebuilds a STALE summary too (its backoff and cap apply) if this request comes
+    // to nothing.
+    await deps.events.markForCheck(subject);
+    await requestRebuildIfNeeded(deps, subject, settings.rebuildAfterEvents);
+    for (const finding of found.findings)
+      deps.progress(`audit: ${finding.kind} in ${artifactId}: ${finding.detail}`);
+  }
+  return found;
 }
+
+/** How long the judge may take over one summary unless told (AuditOptions.judgeTimeoutMs). */
+export const JUDGE_TIMEOUT_MS = 120_000;
 
 /** Why the manifest's inputs are not the raw layer's valid inputs now (null: they are). */
 function staleness(manifest: Manifest, valid: readonly SequencedEvent[]): string | null {

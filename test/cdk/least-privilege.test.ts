@@ -5,7 +5,7 @@
 // they find); every AWS call is written down as IAM authorises it and compared with the policy the
 // stack gives that function: nothing called is missing from it, and nothing in it goes uncalled.
 
-import { UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { DeleteItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { DeleteObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { CreateSecretCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import {
@@ -314,7 +314,7 @@ describe("the functions' policies against the calls their handlers make", () => 
     await aws.store.append(swept, [
       MemoryEvent.parse({ eventId: "r-1", kind: "revocation", revokes: ["b-1"] }),
     ]);
-    // The audit before the sweep: the subjects' listing falls back to the Scan.
+    // The audit's first round, before the sweep: the subjects' listing falls back to the Scan.
     await as("audit", () => audit({}, lambdaContext("memgate-audit")));
     await as("sweep", () => sweep({}, lambdaContext("memgate-sweep")));
     // The sweep has backfilled the subject index (a new table: nothing to add): pages by Query.
@@ -328,6 +328,13 @@ describe("the functions' policies against the calls their handlers make", () => 
         Key: { pk: { S: `S#${audited}` }, sk: { S: "E#c-1" } },
         UpdateExpression: "SET body = :body",
         ExpressionAttributeValues: { ":body": { S: JSON.stringify(MemoryEvent.parse(edited)) } },
+      }),
+    );
+    // The next day's round (its checkpoint taken away), through the subject index.
+    await aws.clients.dynamo.send(
+      new DeleteItemCommand({
+        TableName: aws.store.tableName,
+        Key: { pk: { S: "TENANT" }, sk: { S: "AUDIT-ROUND" } },
       }),
     );
     const report = await as("audit", () => audit({}, lambdaContext("memgate-audit")));

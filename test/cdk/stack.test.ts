@@ -193,7 +193,11 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
       },
     });
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(5 minutes)" });
-    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "cron(17 3 * * ? *)" });
+    // The audit's round is resumed every 15 minutes from its checkpoint.
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(15 minutes)",
+      Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 0 } })],
+    });
   });
 
   it("gives each function one policy of its own: no grant made elsewhere, no managed policy", () => {
@@ -273,6 +277,7 @@ describe("one tenant stack (IAM authorization, deterministic model)", () => {
         "dynamodb:GetItem",
         "dynamodb:Query",
         "dynamodb:Scan",
+        "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "s3:GetObject",
         "sqs:SendMessage",

@@ -471,18 +471,31 @@ describe("the Lambdas on the local engines", () => {
     await drain();
   });
 
-  it("the audit Lambda emits StaleVisible and FalseFact for the alarms (0 on healthy summaries)", async () => {
+  it("the audit Lambda emits StaleVisible and FalseFact per subject, and its heartbeat once a day's round completes", async () => {
     const auditor =
-      await coldStart<Handler<unknown, { subjects: number; staleVisible: number; falseFact: number }>>(
-        loadAudit,
-      );
+      await coldStart<
+        Handler<unknown, { status: string; subjects: number; staleVisible: number; falseFact: number }>
+      >(loadAudit);
     await call("POST", `${events(freshSubject())}/events`, { events: [constraint, budget] });
     await drain();
+    const before = emitted.length;
     const result = await auditor({}, lambdaContext("memgate-audit"));
-    expect(result).toMatchObject({ staleVisible: 0, falseFact: 0 });
+    expect(result).toMatchObject({ status: "complete", staleVisible: 0, falseFact: 0 });
     expect(result.subjects).toBeGreaterThan(0);
-    const line = emitted.filter((l) => l.includes(MetricNames.StaleVisible)).at(-1);
-    expect(JSON.parse(line as string)).toMatchObject({ tenant: "acme", StaleVisible: 0, FalseFact: 0 });
+    const lines = emitted.slice(before);
+    const perSubject = lines.filter((l) => l.includes(MetricNames.StaleVisible));
+    expect(perSubject).toHaveLength(result.subjects);
+    expect(JSON.parse(perSubject.at(-1) as string)).toMatchObject({
+      tenant: "acme",
+      StaleVisible: 0,
+      FalseFact: 0,
+    });
+    expect(lines.filter((l) => l.includes(MetricNames.AuditHeartbeat))).toHaveLength(1);
+
+    // The same day again: the round is complete, nothing is audited and no heartbeat is sent.
+    const again = emitted.length;
+    expect(await auditor({}, lambdaContext("memgate-audit"))).toMatchObject({ status: "idle" });
+    expect(emitted.slice(again).filter((l) => l.includes(MetricNames.AuditHeartbeat))).toEqual([]);
   });
 
   it("a missing setting fails the cold start with one line naming it", async () => {

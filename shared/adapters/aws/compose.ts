@@ -1,6 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import type { AuditRounds } from "#ports/audit-rounds.ts";
 import type { Stores } from "#ports/stores.ts";
 import { DynamoStore } from "./dynamo-store.ts";
 import { S3ArtifactStore } from "./s3-artifacts.ts";
@@ -13,6 +14,11 @@ export interface AwsStoresConfig {
   queueUrl: string;
 }
 
+/** The AWS stores, and the scheduled audit's checkpoint, which only the audit Lambda keeps. */
+export interface AwsStores extends Stores {
+  rounds: AuditRounds;
+}
+
 /**
  * The AWS stores: the tenant's DynamoDB table, S3 bucket and SQS queue behind the storage ports,
  * for both runtimes that use them (the Lambdas, and the command line with `--store aws`).
@@ -23,7 +29,7 @@ export interface AwsStoresConfig {
 export function composeAwsStores(
   config: AwsStoresConfig,
   options: { instrument?: <T extends object>(client: T) => T } = {},
-): Stores {
+): AwsStores {
   const instrument = options.instrument ?? (<T extends object>(client: T) => client);
   const dynamo = instrument(new DynamoDBClient({}));
   const s3 = instrument(new S3Client({ forcePathStyle: true }));
@@ -35,6 +41,7 @@ export function composeAwsStores(
     artifacts: new S3ArtifactStore(s3, config.bucket, store),
     queue: new SqsSnapshotQueue(sqs, config.queueUrl),
     settings: store,
+    rounds: store,
     close: () => {
       dynamo.destroy();
       s3.destroy();

@@ -7,11 +7,13 @@ import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactRecords, ArtifactStatus } from "#ports/artifact-records.ts";
+import type { AuditCheckpoint, AuditRounds } from "#ports/audit-rounds.ts";
 import type { AppendResult, Clock, EventLog, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
 import { publishIfUnchanged, readAlias } from "./dynamo-alias.ts";
 import { appendEvents, loadIndex } from "./dynamo-append.ts";
 import { getRecord, listRecords, recordArtifact, updateRecordWhere } from "./dynamo-artifact-records.ts";
+import { readAuditCheckpoint, saveAuditCheckpoint } from "./dynamo-audit-rounds.ts";
 import { eventsById, eventsPage, eventsWhere, readSnapshot, updateClockIf } from "./dynamo-events.ts";
 import { readSettings, updateSettings } from "./dynamo-settings.ts";
 import {
@@ -33,13 +35,16 @@ import { DynamoTable } from "./dynamo-table.ts";
  *   E#<eventId> {seq, hash, body, actors} (immutable body; `seq` feeds the local index bySequence)
  *   K#<hash of key, scope>[#<sequence>#<position>] the conflict index, one small item per holder
  *   A#<artifactId> {status, stale, coversThrough, inputEpoch, parent, inputRoot, gate, createdAt}
- *   TENANT: SETTINGS, SUBJECT-INDEX (the backfill of bySubject)
+ *   TENANT: SETTINGS, SUBJECT-INDEX (the backfill of bySubject), AUDIT-ROUND (the audit's checkpoint)
  * Appends are TransactWriteItems fenced on the clock they read (a concurrent append cancels ours and
  * we plan again); a publish is exactly one TransactWriteItems; a snapshot exactly one TransactGetItems.
  * Each operation below is in the module of its concern; the artifact files are in S3
  * (`S3ArtifactStore`), their records here.
  */
-export class DynamoStore extends DynamoTable implements EventLog, AliasPort, ArtifactRecords, SettingsPort {
+export class DynamoStore
+  extends DynamoTable
+  implements EventLog, AliasPort, ArtifactRecords, SettingsPort, AuditRounds
+{
   // The event log and its clock (dynamo-append.ts, dynamo-events.ts).
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
@@ -204,5 +209,15 @@ export class DynamoStore extends DynamoTable implements EventLog, AliasPort, Art
 
   updateSettings(patch: Partial<TenantSettings>): Promise<TenantSettings> {
     return updateSettings(this, patch);
+  }
+
+  // The scheduled audit's checkpoint (dynamo-audit-rounds.ts).
+
+  checkpoint(): Promise<AuditCheckpoint | null> {
+    return readAuditCheckpoint(this);
+  }
+
+  saveCheckpoint(next: AuditCheckpoint, expectedVersion: number | null): Promise<boolean> {
+    return saveAuditCheckpoint(this, next, expectedVersion);
   }
 }

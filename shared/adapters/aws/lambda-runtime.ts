@@ -3,6 +3,7 @@ import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
 import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
 import { DETERMINISTIC_MODEL } from "#domain/consolidator.ts";
+import type { AuditRounds } from "#ports/audit-rounds.ts";
 import { composeDeps } from "#runtime/compose.ts";
 import { ENV } from "#runtime/settings.ts";
 import { modelOptionsFromEnv } from "../models/models.ts";
@@ -40,6 +41,8 @@ export function parseLambdaConfig(environment: Record<string, string | undefined
 export interface LambdaRuntime extends LambdaTools {
   config: LambdaConfig;
   deps: Deps;
+  /** The scheduled audit's checkpoint (the audit Lambda's rounds). */
+  rounds: AuditRounds;
 }
 
 /**
@@ -73,5 +76,5 @@ export function lambdaRuntime(environment: Record<string, string | undefined> = 
         : {}),
     },
   );
-  return { ...tools, config, deps };
+  return { ...tools, config, deps, rounds: stores.rounds };
 }

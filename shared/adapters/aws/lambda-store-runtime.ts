@@ -9,10 +9,9 @@ import {
   type MetricName,
   SERVICE_NAME,
 } from "#observability/metric-names.ts";
-import type { Stores } from "#ports/stores.ts";
 import { describeIssues } from "#runtime/issues.ts";
 import { ENV } from "#runtime/settings.ts";
-import { composeAwsStores } from "./compose.ts";
+import { type AwsStores, composeAwsStores } from "./compose.ts";
 
 /**
  * The settings every Lambda needs, from its environment (the CDK stack sets them by the same
@@ -60,7 +59,7 @@ export interface LambdaTools {
 
 export interface LambdaStoreRuntime extends LambdaTools {
   config: LambdaStoreConfig;
-  stores: Stores;
+  stores: AwsStores;
   /** The stores, the clock and progress: no model, no prompt, no gate. */
   deps: RebuildDeps;
 }
@@ -87,7 +86,7 @@ export function lambdaTools(tenant: string): LambdaTools {
 }
 
 /** The tenant's table, bucket and queue behind the ports, each client traced. */
-export function lambdaStores(config: LambdaStoreConfig, tracer: Tracer): Stores {
+export function lambdaStores(config: LambdaStoreConfig, tracer: Tracer): AwsStores {
   const instrument = <T extends object>(client: T): T => tracer.captureAWSv3Client(client);
   return composeAwsStores(
     { table: config.MEMGATE_TABLE, bucket: config.MEMGATE_BUCKET, queueUrl: config.MEMGATE_QUEUE_URL },
