@@ -1,15 +1,15 @@
 // How memgate's code is bundled with esbuild: one set of options, one target per runtime kind.
 //
-// This part of the runtime settings is plain JavaScript because scripts/bundle.mjs runs under plain
-// Node 20 (bin/memgate.js builds the command line before anything TypeScript can be loaded);
+// This part of the runtime settings is plain JavaScript because scripts/bundle.mjs runs under the
+// user's plain Node (bin/memgate.js builds the command line before anything TypeScript can be loaded);
 // shared/runtime/settings.ts re-exports it, and the CDK stack reads it from there.
 
 /**
  * The Node.js each runtime kind runs on, as esbuild targets. The command line runs on whatever
- * Node the user has, at least package.json's `engines` (20); the Lambdas run on the Node.js 24
+ * Node the user has, at least package.json's `engines` (22); the Lambdas run on the Node.js 24
  * runtime the CDK stack deploys them with (cdk/lib/memgate-function.ts).
  */
-export const BUNDLE_TARGETS = Object.freeze({ cli: "node20", lambda: "node24" });
+export const BUNDLE_TARGETS = Object.freeze({ cli: "node22", lambda: "node24" });
 
 /** Prompts (`prompts/*.md`, imported by shared/app/prompt-files.ts) are bundled as their text. */
 export const TEXT_LOADERS = Object.freeze({ ".md": "text" });
