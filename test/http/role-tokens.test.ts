@@ -93,6 +93,58 @@ describe("memgate serve's tokens by role", () => {
     expect((await app.request("/healthz")).status).toBe(200);
   });
 
+  it("comes before the checks of other origins and Idempotency-Key, which then apply as without roles", async () => {
+    const guarded = createApi({
+      deps,
+      roleTokens: roleTokens(ADMIN, [`agent=${AGENT}`]),
+      allowedHosts: [],
+    });
+    const post = (token: string | null, host: string, headers: Record<string, string> = {}) =>
+      guarded.request(`http://${host}/v1/subjects/${subject}/events`, {
+        method: "POST",
+        headers: {
+          host,
+          "content-type": "application/json",
+          ...(token === null ? {} : { authorization: `bearer\t${token}` }),
+          ...headers,
+        },
+        body: JSON.stringify({ events: [{ ...note, eventId: "n-guarded" }] }),
+      });
+    const field = async (response: Response) =>
+      [response.status, ((await response.json()) as { error: { field: string } }).error.field] as const;
+    // Neither a missing nor an unknown token learns anything of the Host or Origin checks.
+    expect(await field(await post(null, "attacker.example"))).toEqual([401, "Authorization"]);
+    expect(await field(await post("agent-token-0002", "attacker.example"))).toEqual([401, "Authorization"]);
+    // A known token without the route's role: 403 for its role, whatever else the request carries.
+    const settings = await guarded.request("http://attacker.example/v1/settings", {
+      headers: { host: "attacker.example", authorization: `Bearer ${AGENT}` },
+    });
+    expect(await field(settings)).toEqual([403, "Authorization"]);
+    // The role allows the route: then the Host and Origin checks.
+    expect(await field(await post(AGENT, "attacker.example"))).toEqual([403, "Host"]);
+    expect(await field(await post(AGENT, "127.0.0.1:8787", { origin: "http://evil.example" }))).toEqual([
+      403,
+      "Origin",
+    ]);
+    // And Idempotency-Key: the same key and body answered again, another body under it a 422.
+    const first = await post(AGENT, "127.0.0.1:8787", { "idempotency-key": "roles-key-1" });
+    expect(first.status).toBe(200);
+    const again = await post(ADMIN, "127.0.0.1:8787", { "idempotency-key": "roles-key-1" });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const other = await guarded.request(`http://127.0.0.1:8787/v1/subjects/${subject}/revocations`, {
+      method: "POST",
+      headers: {
+        host: "127.0.0.1:8787",
+        "content-type": "application/json",
+        authorization: `Bearer ${AGENT}`,
+        "idempotency-key": "roles-key-1",
+      },
+      body: JSON.stringify({ eventIds: ["n-guarded"], reason: "test" }),
+    });
+    expect(other.status).toBe(422);
+  });
+
   it("finds the route of every request the roles table names, encoded subjects included", () => {
     for (const route of API_ROUTES) {
       const path = route.path.replace(/\{[^}]+\}/g, "a%2Fb%3Fc");
