@@ -5,6 +5,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import type { Recall } from "#app/recall.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
 import { countTokens } from "#domain/tokens.ts";
@@ -154,5 +155,56 @@ describe("memgate serve", () => {
     expect(badPort.stderr).toMatch(/--port/);
     const shortToken = await memgate(["serve", "--home", home, "--token", "abc"]);
     expect(shortToken.code).toBe(2);
+  });
+});
+
+describe("memgate serve's consolidation thread and rebuilds that stop", () => {
+  const shadowHome = mkdtempSync(join(tmpdir(), "memgate-serve-shadow-"));
+  let shadowServer: ServeProcess;
+
+  beforeAll(async () => {
+    shadowServer = await startServe(["--home", shadowHome, "--token", TOKEN]);
+  });
+  afterAll(async () => {
+    if (shadowServer.child.exitCode === null) await shadowServer.stop("SIGKILL");
+  });
+
+  it("a SHADOW made by the server's worker is kept on the clock: a sweep of the same store waits for review instead of generating again", async () => {
+    const shadowClient = new MemgateClient({ baseUrl: shadowServer.url, token: TOKEN });
+    await shadowClient.updateSettings({ publishMode: "shadow" });
+    const subject = "serve/shadow";
+    await shadowClient.append(subject, [
+      { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+      { eventId: "n-1", kind: "note", text: "The restore drill is on Fridays." },
+    ]);
+    const store = new SqliteStore(shadowHome);
+    try {
+      const deadline = Date.now() + 20_000;
+      let attempt = await store.rebuildAttempt(subject);
+      while (attempt === null && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        attempt = await store.rebuildAttempt(subject);
+      }
+      const [shadow, ...others] = await shadowClient.artifacts(subject);
+      expect(others).toEqual([]);
+      expect(shadow?.status).toBe("SHADOW");
+      expect(attempt).toMatchObject({
+        highWater: 2,
+        outcome: "SHADOW",
+        artifactId: shadow?.artifactId,
+        count: 1,
+      });
+    } finally {
+      store.close();
+    }
+    // The command line's sweep, another process over the same file, reads what the server's worker
+    // kept: nothing to generate, the SHADOW waits for a reviewer.
+    const swept = JSON.parse((await memgate(["sweep", "--home", shadowHome, "--json"])).stdout) as {
+      requested: Array<{ subject: string }>;
+      waiting: Array<{ subject: string; reason: string }>;
+    };
+    expect(swept.requested.map((r) => r.subject)).not.toContain(subject);
+    expect(swept.waiting.find((r) => r.subject === subject)?.reason).toMatch(/waits for review/);
+    expect(await shadowClient.artifacts(subject)).toHaveLength(1);
   });
 });
