@@ -22,8 +22,9 @@ const ENTRY = new URL("./consolidation-thread.mjs", import.meta.url);
 
 /**
  * The thread's entry when this process runs the built command line; null when it runs from
- * source (tests, tsx), where Node 20 cannot load TypeScript in a thread: consolidations then run
- * on the serving thread.
+ * source (tests, tsx), where a thread would get the TypeScript files without the transform tsx or
+ * the test runner applies (Node 24 strips types, not parameter properties): consolidations then
+ * run on the serving thread.
  */
 export function consolidationThreadEntry(): URL | null {
   return import.meta.url.endsWith(".mjs") && existsSync(fileURLToPath(ENTRY)) ? ENTRY : null;
