@@ -4,7 +4,10 @@
  * silently, so a model's answer could say one thing to a reader and another to the gate; this
  * refuses it instead. A leading byte order mark is accepted.
  */
-export type StrictJson = { ok: true; value: unknown } | { ok: false; problem: string };
+export type StrictJson =
+  | { ok: true; value: unknown }
+  /** `duplicate` when the text is JSON but holds a key twice (the problem names it too). */
+  | { ok: false; problem: string; duplicate?: { key: string; path: string } };
 
 export function parseStrictJson(text: string): StrictJson {
   const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
@@ -23,13 +26,15 @@ export function parseStrictJson(text: string): StrictJson {
     : {
         ok: false,
         problem: `duplicate key ${JSON.stringify(duplicate.key)} in one object at ${duplicate.path}`,
+        duplicate,
       };
 }
 
 /**
  * One pass over text that JSON.parse accepted: the first object key that appears twice in its
  * object, with a readable path to that object. Linear in the text; keys compare after decoding
- * (so "a" and "\u0061" are the same key).
+ * (so "a" and "\u0061" are the same key). Given other text it still ends: a string left open
+ * stops the pass (null) instead of reading past the end.
  */
 export function firstDuplicateKey(text: string): { key: string; path: string } | null {
   interface Frame {
@@ -66,7 +71,8 @@ export function firstDuplicateKey(text: string): { key: string; path: string } |
       }
     } else if (char === '"') {
       let end = i + 1;
-      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      if (end >= text.length) return null;
       if (top?.keys && top.expectingKey) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
         if (top.keys.has(key)) return { key, path: top.path };

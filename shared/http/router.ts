@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import type { Deps } from "#app/deps.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
-import { firstDuplicateKey, parseStrictJson } from "#domain/strict-json.ts";
+import { parseStrictJson } from "#domain/strict-json.ts";
 import { decodeStrictUtf8 } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
 import { firstIssue } from "#runtime/issues.ts";
@@ -186,8 +186,9 @@ async function readText(request: Request): Promise<string> {
 function parseJsonText(text: string, where: string, notJson: string): unknown {
   const parsed = parseStrictJson(text);
   if (parsed.ok) return parsed.value;
-  const duplicate = firstDuplicateKey(text);
-  if (duplicate === null) throw invalid(where, notJson);
+  // Only text JSON.parse accepted is searched for a duplicate: other text is simply not JSON.
+  const { duplicate } = parsed;
+  if (duplicate === undefined) throw invalid(where, notJson);
   const inside = duplicate.path.replace(/^\$\.?/, "");
   const field = `${where === "body" ? "" : `${where} `}${inside === "" ? "" : `${inside}.`}${duplicate.key}`;
   throw invalid(field, `appears twice in one object; send each field once`);

@@ -16,6 +16,17 @@ describe("strict candidate JSON", () => {
     });
   });
 
+  it("ends on text that is not JSON: a string left open stops the pass, a duplicate is reported only for JSON", () => {
+    for (const text of ['"mS#', '{"a":1,"b', '{"a":"x\\', '["\\"]'])
+      expect(firstDuplicateKey(text), text).toBeNull();
+    expect(parseStrictJson('"mS#')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/not valid JSON/),
+    });
+    expect(parseStrictJson('"mS#')).not.toHaveProperty("duplicate");
+    expect(parseStrictJson('{"a":1,"a":2}')).toMatchObject({ ok: false, duplicate: { key: "a", path: "$" } });
+  });
+
   it("never reports a duplicate in random JSON that has none", () => {
     fc.assert(
       fc.property(fc.json({ depthSize: "small" }), (text) => {

@@ -101,6 +101,22 @@ describe("bodies are strict UTF-8 and strict JSON", () => {
   });
 });
 
+describe("bodies that are not JSON", () => {
+  it("a JSON body holding a string left open is a 400 naming body at once (the duplicate-key search ran past its end)", async () => {
+    const subject = freshSubject();
+    for (const body of ['"mS#', '{"events":[{"eventId":"o-1","kind":"fact","text":"open', '"\\'])
+      for (const [path, method] of [
+        [eventsPath(subject), "POST"],
+        ["/v1/settings", "PUT"],
+      ] as const) {
+        const answer = await call(path, { ...postJson(body), method });
+        expect(answer.status, `${method} ${body}`).toBe(400);
+        expect(answer.body.error.field, `${method} ${body}`).toBe("body");
+      }
+    expect((await deps.events.snapshot(subject)).highWater).toBe(0);
+  });
+});
+
 describe("subjects are checked after percent-decoding", () => {
   it("/v1/subjects/%FF/events is a 400 (the subject %FF was stored literally)", async () => {
     for (const segment of ["%FF", "%E0%A4%A", "%zz", "%C0%AF"]) {
