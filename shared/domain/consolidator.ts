@@ -153,12 +153,14 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
 /**
  * A constraint, permission, decision or open task with assertions keeps what its text says beyond
  * them (CONTRACT §4b "Whole-event text"): its text rides, verbatim, on the first of its claims that
- * has none.
+ * has none. When every claim it makes already carries an earlier event's text (they assert the
+ * same), its text follows that on the first of them, which names both events.
  */
 function keepWholeEventText(event: SequencedEvent, eventDrafts: readonly ClaimDraft[]): void {
   if (!(isWholeEvent(event) || isOpenTask(event)) || !event.text) return;
   const bare = eventDrafts.find((draft) => draft.claim.text === undefined);
   if (bare) bare.claim.text = event.text;
+  else if (eventDrafts[0]) eventDrafts[0].claim.text = `${eventDrafts[0].claim.text} ${event.text}`;
 }
 
 function structuredClaim(

@@ -141,6 +141,34 @@ describe("whole events with assertions keep what their text says beyond them", (
     expect(gate(vacuum, consolidate(contextOf(vacuum))).reasons).toEqual([]);
   });
 
+  it("the deterministic consolidator keeps the text of a whole event that asserts only what an earlier one did", () => {
+    const freeze = { key: "deploy.freeze", value: { bool: true }, polarity: "affirmed" as const };
+    const events = log(
+      {
+        eventId: "d-1",
+        kind: "decision",
+        text: "Deploy freeze from Dec 20, agreed in OPS-412.",
+        assertions: [
+          freeze,
+          { key: "deploy.freeze.owner", value: { entity: "person:marta" }, polarity: "affirmed" },
+        ],
+      },
+      {
+        eventId: "d-2",
+        kind: "constraint",
+        text: "No deploys while frozen, CAB-77 says.",
+        assertions: [freeze],
+      },
+    );
+    const answer = consolidate(contextOf(events));
+    const shared = answer.claims.find((claim) => claim.key === "deploy.freeze");
+    expect(shared?.derivedFrom).toEqual(["d-1", "d-2"]);
+    expect(shared?.text).toBe(
+      "Deploy freeze from Dec 20, agreed in OPS-412. No deploys while frozen, CAB-77 says.",
+    );
+    expect(gate(events, answer).reasons).toEqual([]);
+  });
+
   it("asks nothing of a rationale sentence or a change's old value; the assertions' values are the claims'", () => {
     const events = log(
       {
