@@ -1,7 +1,7 @@
 import { buildGateContext, type GateContext } from "#domain/gate/index.ts";
 import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion } from "#domain/selector.ts";
-import { InputError, SnapshotRefusedError } from "#ports/errors.ts";
+import { InputError, NotFoundError, SnapshotRefusedError } from "#ports/errors.ts";
 import type { Deps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
 
@@ -47,4 +47,20 @@ export async function takeSnapshot(
       `--through ${through} is below the alias's coverage ${snapshot.expectedAlias.coversThrough}; coverage never goes back`,
     );
   return { ...snapshot, highWater: through };
+}
+
+/**
+ * The clock and alias of a subject that has events. A subject with none is unknown
+ * (NotFoundError naming `subject`: HTTP's 404, the MCP tools' error): there is nothing to read,
+ * revoke or consolidate, and consolidating it would publish an empty summary that makes it appear.
+ */
+export async function knownSubjectSnapshot(deps: Pick<Deps, "events">, subject: string): Promise<Snapshot> {
+  const snapshot = await deps.events.snapshot(subject);
+  if (snapshot.highWater === 0 && snapshot.expectedAlias === null) throw unknownSubjectError(subject);
+  return snapshot;
+}
+
+/** What every entry point says of a subject with no events (HTTP 404, the MCP tools' error). */
+export function unknownSubjectError(subject: string): NotFoundError {
+  return new NotFoundError(`subject: no events for "${subject}"`, { field: "subject" });
 }

@@ -4,7 +4,7 @@ import { type RoleToken, RoleTokenError, roleTokens } from "#http/role-tokens.ts
 import { createMcpServer } from "#mcp/server.ts";
 import { InputError } from "#ports/errors.ts";
 import { env } from "#runtime/config.ts";
-import { ConsolidationThread, consolidationThreadEntry } from "#runtime/consolidation-thread.ts";
+import { InProcessWorker, processConsolidations } from "#runtime/in-process-worker.ts";
 import { boundedInt, type Command, storeCommand, subjectArg, text, texts, withRuntime } from "./command.ts";
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 
@@ -42,8 +42,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
       });
       return withRuntime(values, io, async (deps, { progress, ...runtimeOptions }) => {
         // Consolidations on a thread of their own, over the same options: requests never wait on one.
-        const entry = consolidationThreadEntry();
-        const consolidations = entry ? new ConsolidationThread(entry, runtimeOptions, progress) : undefined;
+        const consolidations = processConsolidations(deps, runtimeOptions, progress);
         let server: Awaited<ReturnType<typeof startLocalServer>>;
         try {
           server = await startLocalServer(deps, {
@@ -51,7 +50,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
             host,
             roleTokens: tokens,
             allowedHosts,
-            ...(consolidations ? { consolidations } : {}),
+            consolidations,
             out: (line) => io.out(line),
             log: (line) => io.err(`memgate: ${line}`),
           });
@@ -80,22 +79,36 @@ export const SERVER_COMMANDS: Record<string, Command> = {
   ),
 
   mcp: storeCommand(
-    "memgate mcp [--subject SUBJECT] [--home DIR] [--store aws] [--model NAME]\n\nmemgate as a Model Context Protocol server over stdio: tools remember, recall, forget,\nconsolidate and explain, the same use cases as the CLI and the HTTP API. Add it to an MCP\nclient's configuration as the command `npx memgate mcp --home <DIR>`. Logs go to stderr.",
+    "memgate mcp [--subject SUBJECT] [--home DIR] [--store aws] [--model NAME]\n\nmemgate as a Model Context Protocol server over stdio: tools remember, recall, forget,\nconsolidate and explain, the same use cases as the CLI and the HTTP API. Over the embedded store it\nruns serve's consolidation worker and sweep, so a rebuild remember or forget requests is built\nand published here. Add it to an MCP client's configuration as the command\n`npx memgate mcp --home <DIR>`. Logs go to stderr.",
     { subject: { type: "string" } },
     async (values, _positionals, io) => {
       const given = text(values, "subject");
       const subject = given === undefined ? undefined : subjectArg([given]);
-      return withRuntime(values, io, async (deps) => {
-        const server = createMcpServer({ deps, defaultSubject: subject, version: MEMGATE_VERSION });
-        const closed = new Promise<void>((resolve) => {
-          server.onclose = resolve;
-        });
-        await server.connect(new StdioServerTransport());
-        // The client closing our stdin ends the session.
-        process.stdin.once("end", () => void server.close());
-        io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
-        await closed;
-        return EXIT.ok;
+      return withRuntime(values, io, async (deps, { progress, ...runtimeOptions }) => {
+        // Over the embedded store this process holds the store: it runs serve's worker, so a rebuild
+        // a tool requests is built here (on AWS the tenant's worker consumes the queue).
+        const worker =
+          runtimeOptions.store === "embedded"
+            ? await InProcessWorker.start(deps, {
+                consolidations: processConsolidations(deps, runtimeOptions, progress),
+                log: (line) => io.err(`memgate: ${line}`),
+              })
+            : undefined;
+        try {
+          const server = createMcpServer({ deps, defaultSubject: subject, version: MEMGATE_VERSION, worker });
+          const closed = new Promise<void>((resolve) => {
+            server.onclose = resolve;
+          });
+          await server.connect(new StdioServerTransport());
+          // The client closing our stdin ends the session.
+          process.stdin.once("end", () => void server.close());
+          io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
+          await closed;
+          return EXIT.ok;
+        } finally {
+          // The consolidation under way finishes (bounded by its deadline) before the store closes.
+          await worker?.stop();
+        }
       });
     },
   ),

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
+import { knownSubjectSnapshot } from "#app/snapshot.ts";
 import { type ArtifactRecord, shownStatus } from "#ports/artifact-records.ts";
 import { Answers, type ListedRecord } from "./components.ts";
 import {
@@ -10,7 +11,6 @@ import {
   findArtifact,
   invalid,
   jsonAnswer,
-  mustExist,
   parseSubject,
   REFUSALS,
   resourceRouter,
@@ -69,7 +69,7 @@ export function artifactRoutes(deps: Deps) {
   return resourceRouter()
     .openapi(list, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
-      await mustExist(deps, subject);
+      await knownSubjectSnapshot(deps, subject);
       const records = await deps.artifacts.listRecords(subject);
       return c.json({ artifacts: records.map(listed) }, 200);
     })

@@ -1,11 +1,11 @@
 import { createRoute } from "@hono/zod-openapi";
 import { appendEvents, revokeEvents } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
+import { knownSubjectSnapshot } from "#app/snapshot.ts";
 import { Answers, Revocations, ref } from "./components.ts";
 import {
   clockView,
   jsonAnswer,
-  mustExist,
   parseBody,
   parseSubject,
   REFUSALS,
@@ -80,7 +80,7 @@ export function eventRoutes(deps: Deps) {
     .openapi(revoke, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
       const body = parseBody(Revocations, await readJson(c.req.raw));
-      await mustExist(deps, subject);
+      await knownSubjectSnapshot(deps, subject);
       const outcome = await revokeEvents(deps, subject, body.eventIds, body.reason);
       return c.json(
         {
@@ -94,6 +94,6 @@ export function eventRoutes(deps: Deps) {
     })
     .openapi(clock, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
-      return c.json(clockView(await mustExist(deps, subject)), 200);
+      return c.json(clockView(await knownSubjectSnapshot(deps, subject)), 200);
     });
 }

@@ -4,18 +4,17 @@ import type { Deps } from "#app/deps.ts";
 import { type RecallFormat, recall } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
+import { knownSubjectSnapshot, unknownSubjectError } from "#app/snapshot.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { Answers } from "./components.ts";
 import {
   invalid,
   jsonAnswer,
-  mustExist,
   parseSubject,
   REFUSALS,
   resourceRouter,
   SubjectPath,
   subjectRoute,
-  unknownSubject,
 } from "./router.ts";
 
 const recallRoute = createRoute({
@@ -72,7 +71,7 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
       const options = { ...parsed.data, format, searchHint: HTTP_SEARCH_HINT };
       // Recall reads the clock itself: a subject with no events is found unknown from its answer.
       const answer = await recall(deps, subject, options);
-      if (answer.highWater === 0) throw unknownSubject(subject);
+      if (answer.highWater === 0) throw unknownSubjectError(subject);
       recallServed?.(answer.mode);
       if (format === "text")
         return c.text(renderServedRecallText(answer, options).text, 200, {
@@ -81,7 +80,7 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
       return c.json(answer, 200);
     })
     .openapi(consolidate, async (c) => {
-      const snapshot = await mustExist(deps, parseSubject(c.req.valid("param").subject));
+      const snapshot = await knownSubjectSnapshot(deps, parseSubject(c.req.valid("param").subject));
       // A retry, or a request on an unchanged subject: the published summary is the answer.
       const built = await currentSummary(deps, snapshot);
       if (built !== null) return c.json({ snapshot, queued: false, artifactId: built.artifactId }, 202);

@@ -1,11 +1,11 @@
 import type { Deps } from "#app/deps.ts";
 import { approve, reject, review } from "#app/review.ts";
+import { knownSubjectSnapshot } from "#app/snapshot.ts";
 import { Answers } from "./components.ts";
 import {
   artifactRoute,
   findArtifact,
   jsonAnswer,
-  mustExist,
   parseSubject,
   resourceRouter,
   subjectRoute,
@@ -43,7 +43,7 @@ export function reviewRoutes(deps: Deps) {
   return resourceRouter()
     .openapi(reviewRoute, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
-      await mustExist(deps, subject);
+      await knownSubjectSnapshot(deps, subject);
       const { current, shadows } = await review(deps, subject);
       return c.json({ current, shadows }, 200);
     })

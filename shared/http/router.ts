@@ -105,17 +105,6 @@ export function parseSubject(raw: string): string {
   return parsed.data;
 }
 
-export function unknownSubject(subject: string): HttpProblemError {
-  return new HttpProblemError(404, "not-found", `subject: no events for "${subject}"`, "subject");
-}
-
-/** The subject's clock and alias in one read; 404 for a subject with no events: nothing to read. */
-export async function mustExist(deps: Deps, subject: string): Promise<Snapshot> {
-  const snapshot = await deps.events.snapshot(subject);
-  if (snapshot.highWater === 0 && snapshot.expectedAlias === null) throw unknownSubject(subject);
-  return snapshot;
-}
-
 /** The clock as §6 shows it (the alias by its artifact). */
 export function clockView(snapshot: Snapshot) {
   const alias = snapshot.expectedAlias;

@@ -6,16 +6,18 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { appendEvents, revokeEvents } from "#app/append.ts";
+import { currentSummary } from "#app/current-summary.ts";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
 import { recall } from "#app/recall.ts";
 import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS, RecallQuery } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
-import { run } from "#app/run.ts";
-import { takeSnapshot } from "#app/snapshot.ts";
-import { EventId, MemoryEvent, MemoryEventObject, Subject } from "#domain/schemas.ts";
-import { InputError, NotFoundError } from "#ports/errors.ts";
+import { knownSubjectSnapshot, unknownSubjectError } from "#app/snapshot.ts";
+import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
+import { EventId, MemoryEvent, MemoryEventObject, type Snapshot, Subject } from "#domain/schemas.ts";
+import { InputError } from "#ports/errors.ts";
 import { classifyError } from "#runtime/errors.ts";
+import type { InProcessWorker } from "#runtime/in-process-worker.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
 
@@ -24,6 +26,13 @@ export interface McpOptions {
   /** The subject a tool call means when it names none. */
   defaultSubject?: string | undefined;
   version: string;
+  /**
+   * The consolidation worker of this process (`memgate mcp` over the embedded store, as `memgate
+   * serve` runs it): it builds the rebuilds remember and forget request, and consolidate runs in
+   * turn with it. Without one (the AWS store, whose worker Lambda consumes the queue) consolidate
+   * runs on this thread and a requested rebuild waits for the queue's consumer.
+   */
+  worker?: Pick<InProcessWorker, "wake" | "consolidate"> | undefined;
 }
 
 /** A tool: its zod schema parses the call; the JSON Schema listed to clients is generated from it. */
@@ -38,6 +47,17 @@ interface Tool<T> {
 /** A tool's answer that is text only (what an agent reads), not JSON. */
 class TextAnswer {
   constructor(readonly text: string) {}
+}
+
+/** A tool call that did not succeed, said as the tool's error: the field (or code) and why. */
+class ToolFailureError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ToolFailureError";
+  }
 }
 
 /** How an MCP reader searches the cold layer (CONTRACT §5a's HINT). */
@@ -73,6 +93,11 @@ export function createMcpServer(options: McpOptions): Server {
     return subject;
   };
 
+  // Said as it is: who builds a rebuild a write requests, and what recall answers until then.
+  const rebuildNote = options.worker
+    ? "queued: this server's worker builds it and publishes it if the gate passes (its lines go to stderr); until then recall answers the raw valid events"
+    : "queued in the store: the queue's consumer builds it (the tenant's worker); until then recall answers the raw valid events";
+
   const tools: Record<string, McpTool> = {
     remember: tool({
       description:
@@ -85,19 +110,14 @@ export function createMcpServer(options: McpOptions): Server {
           subjectOf(subject),
           events.map(({ sequence: _sequence, ...event }) => event),
         );
+        if (outcome.rebuildRequested) options.worker?.wake();
         return {
           appended: outcome.appended,
           duplicates: outcome.duplicates,
           highWater: outcome.highWater,
           inputEpoch: outcome.inputEpoch,
           rebuildRequested: outcome.rebuildRequested,
-          // Said as it is: this server runs no worker, so a queued rebuild waits for a consumer.
-          ...(outcome.rebuildRequested
-            ? {
-                rebuild:
-                  "queued in the store: it runs when the consolidate tool is called, or by memgate serve or memgate sweep over the same store; until then recall answers the raw valid events",
-              }
-            : {}),
+          ...(outcome.rebuildRequested ? { rebuild: rebuildNote } : {}),
         };
       },
     }),
@@ -131,10 +151,7 @@ export function createMcpServer(options: McpOptions): Server {
         const options = { ...parsed, searchHint: MCP_SEARCH_HINT };
         const answer = await recall(deps, named, options);
         // As the HTTP API's 404: a subject with no events is unknown, not an empty memory.
-        if (answer.highWater === 0)
-          throw new NotFoundError(`subject: no events for "${named}"; remember some first`, {
-            field: "subject",
-          });
+        if (answer.highWater === 0) throw unknownSubjectError(named);
         return format === "text" ? new TextAnswer(renderServedRecallText(answer, options).text) : answer;
       },
     }),
@@ -152,29 +169,30 @@ export function createMcpServer(options: McpOptions): Server {
         })
         .strict(),
       call: async ({ subject, eventIds, reason }) => {
-        const outcome = await revokeEvents(deps, subjectOf(subject), eventIds, reason);
+        const named = (await knownSubjectSnapshot(deps, subjectOf(subject))).subject;
+        const outcome = await revokeEvents(deps, named, eventIds, reason);
+        if (outcome.rebuildRequested) options.worker?.wake();
         const already = new Set(outcome.alreadyRevoked);
         return {
           revoked: eventIds.filter((id) => !already.has(id)),
           alreadyRevoked: outcome.alreadyRevoked,
           inputEpoch: outcome.inputEpoch,
           staled: outcome.staled,
+          rebuildRequested: outcome.rebuildRequested,
+          ...(outcome.rebuildRequested ? { rebuild: rebuildNote } : {}),
         };
       },
     }),
     consolidate: tool({
       description:
-        "Consolidate a subject's memory now: select the valid events, summarise them, run the loss gate, and publish the summary if it passes (shadow mode waits for review).",
+        "Consolidate a subject's memory now: select the valid events, summarise them, run the loss gate, and publish the summary if it passes (shadow mode waits for review). Over the embedded store the server's worker already does this after remember and forget; a subject its published summary covers is not built again.",
       input: z.object({ subject: subjectField }).strict(),
       call: async ({ subject }) => {
-        const outcome = await run(deps, await takeSnapshot(deps, subjectOf(subject)));
-        return outcome.status === "dropped"
-          ? outcome
-          : {
-              status: outcome.status,
-              artifactId: outcome.artifactId,
-              gate: { verdict: outcome.gate.verdict, reasons: outcome.gate.reasons.slice(0, 20) },
-            };
+        const known = await knownSubjectSnapshot(deps, subjectOf(subject));
+        const { snapshot, outcome } = options.worker
+          ? await options.worker.consolidate(known.subject)
+          : { snapshot: known, outcome: await workOnMessage(deps, known) };
+        return consolidationAnswer(deps, snapshot, outcome);
       },
     }),
     explain: tool({
@@ -188,7 +206,10 @@ export function createMcpServer(options: McpOptions): Server {
         })
         .strict(),
       call: async ({ subject, artifactId, key }) =>
-        explainClaims(deps, subjectOf(subject), { artifactId, key }),
+        explainClaims(deps, (await knownSubjectSnapshot(deps, subjectOf(subject))).subject, {
+          artifactId,
+          key,
+        }),
     }),
   };
 
@@ -234,6 +255,7 @@ function tool<T>(definition: Tool<T>): McpTool {
           structuredContent: result as Record<string, unknown>,
         };
       } catch (error) {
+        if (error instanceof ToolFailureError) return toolError(error.field, error.message);
         // The same classification as the command line's exit codes and the HTTP API's statuses.
         const { kind, code, message, field } = classifyError(error);
         if (kind === "unexpected") process.stderr.write(`memgate mcp: unexpected error: ${String(error)}\n`);
@@ -241,6 +263,44 @@ function tool<T>(definition: Tool<T>): McpTool {
       }
     },
   };
+}
+
+/**
+ * What the consolidate tool answers for the worker's outcome on its snapshot: the artifact it
+ * generated with the gate's verdict; the published summary when that already covers the snapshot
+ * (as HTTP's `queued: false`: nothing was generated, whether this call or the worker's queue found
+ * it so); `dropped` when the epoch moved. A refused publish or a consolidation that did not finish
+ * is the tool's error, classified as the command line and HTTP classify the errors behind them.
+ */
+async function consolidationAnswer(deps: Deps, snapshot: Snapshot, outcome: WorkOutcome) {
+  if ("artifactId" in outcome)
+    return {
+      status: outcome.status,
+      artifactId: outcome.artifactId,
+      generated: true,
+      gate: { verdict: outcome.gate.verdict, reasons: outcome.gate.reasons.slice(0, 20) },
+    };
+  switch (outcome.status) {
+    case "dropped": {
+      const current = await currentSummary(deps, snapshot);
+      return current
+        ? {
+            status: "PUBLISHED",
+            artifactId: current.artifactId,
+            generated: false,
+            detail: `${current.reason}; nothing was generated`,
+          }
+        : { status: "dropped", reason: outcome.detail };
+    }
+    case "refused":
+      throw new ToolFailureError("artifactId", outcome.detail);
+    case "generation-failed":
+    case "contention":
+      throw new ToolFailureError(outcome.status, outcome.detail);
+    default:
+      process.stderr.write(`memgate mcp: unexpected error: ${outcome.detail}\n`);
+      throw new ToolFailureError("internal", "unexpected error; it was logged");
+  }
 }
 
 function toolError(field: string, message: string): CallToolResult {

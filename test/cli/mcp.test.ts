@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { countTokens } from "#domain/tokens.ts";
+import { createApi } from "#http/api.ts";
+import { depsOver } from "../scenario/pipeline-scenarios.ts";
 import { BIN } from "../support/cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-mcp-"));
@@ -60,7 +64,7 @@ describe("memgate mcp", () => {
     );
   });
 
-  it("remember → consolidate → recall serves the summary; explain names the sources; forget → raw", async () => {
+  it("remember → consolidate → recall serves the summary; explain names the sources; forget → the worker rebuilds without it", async () => {
     const remembered = await call("remember", {
       events: [
         { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
@@ -87,10 +91,13 @@ describe("memgate mcp", () => {
     });
 
     const forgotten = await call("forget", { eventIds: ["b-1"], reason: "the figure was wrong" });
-    expect(forgotten.json.staled).toEqual([consolidated.json.artifactId]);
-    const raw = await call("recall", { format: "json" });
-    expect(raw.json.mode).toBe("raw");
-    expect(raw.json.events.map((e: { eventId: string }) => e.eventId)).toEqual(["c-1"]);
+    expect(forgotten.json).toMatchObject({ staled: [consolidated.json.artifactId], rebuildRequested: true });
+    // At once the stale summary is not served; the worker's rebuild then leaves b-1 out.
+    const rebuilt = await summaryServed(
+      "mcp/ana",
+      (answer) => answer.artifactId !== consolidated.json.artifactId,
+    );
+    expect(JSON.stringify(rebuilt)).not.toContain("b-1");
   });
 
   it("recall answers as text by default (CONTRACT §5a), the budget counting the text; format json gives the JSON", async () => {
@@ -152,12 +159,77 @@ describe("memgate mcp", () => {
     expect(unknown.text).toMatch(/^subject: no events for "mcp\/nobody"/);
   });
 
-  it("remember says what happens to the rebuild it requests: nothing runs it until a consumer does", async () => {
+  it("a rebuild remember requests is built and published by the server's worker: recall serves the summary without consolidate", async () => {
+    const subject = "mcp/rebuild";
     const answer = await call("remember", {
-      subject: "mcp/rebuild",
-      events: [{ eventId: "r-1", kind: "fact", text: "Backups run nightly." }],
+      subject,
+      events: [
+        { eventId: "r-1", kind: "fact", text: "Backups run nightly." },
+        { eventId: "r-2", kind: "constraint", text: "Never restore over production." },
+      ],
     });
     expect(answer.json.rebuildRequested).toBe(true);
-    expect(answer.json.rebuild).toMatch(/runs when the consolidate tool is called/);
+    expect(answer.json.rebuild).toMatch(/^queued: this server's worker builds it/);
+    const served = await summaryServed(subject, () => true);
+    expect(served).toMatchObject({ mode: "summary", highWater: 2 });
+    expect(served.reason).toMatch(/ covers through 2;/);
+    // Asked again, consolidate generates nothing: the published summary already covers the subject.
+    const again = await call("consolidate", { subject });
+    expect(again.json).toMatchObject({
+      status: "PUBLISHED",
+      artifactId: served.artifactId,
+      generated: false,
+    });
+    expect(again.json.detail).toMatch(/already covers 2 at epoch 0.*; nothing was generated$/);
+  });
+
+  it("every tool naming a subject with no events answers HTTP's 404 message, and writes nothing", async () => {
+    const subject = "mcp/nobody-here";
+    const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-mcp-http-")));
+    const app = createApi({
+      deps: depsOver(
+        { events: store, alias: store, artifacts: store, settings: store },
+        { queue: new MemoryQueue() },
+      ),
+    });
+    const path = `/v1/subjects/${encodeURIComponent(subject)}`;
+    const post = { method: "POST", headers: { "content-type": "application/json" } };
+    const routes = {
+      recall: app.request(`${path}/recall`),
+      forget: app.request(`${path}/revocations`, { ...post, body: JSON.stringify({ eventIds: ["x-1"] }) }),
+      consolidate: app.request(`${path}/consolidations`, post),
+      explain: app.request(`${path}/artifacts`),
+    };
+    const tools = { recall: {}, forget: { eventIds: ["x-1"] }, consolidate: {}, explain: {} };
+    for (const [tool, args] of Object.entries(tools)) {
+      const http = await routes[tool as keyof typeof routes];
+      expect(http.status).toBe(404);
+      const { error } = await http.json();
+      const answer = await call(tool, { subject, ...args });
+      expect({ tool, isError: answer.isError, text: answer.text }).toEqual({
+        tool,
+        isError: true,
+        text: error.message,
+      });
+    }
+    store.close();
+    // Consolidating it published nothing that would make it appear.
+    expect((await call("recall", { subject })).text).toBe(`subject: no events for "${subject}"`);
   });
 });
+
+/** Polls the JSON recall of `subject` until it serves a summary `accepted` takes (the worker runs in the background). */
+async function summaryServed(
+  subject: string,
+  accepted: (answer: { artifactId: string }) => boolean,
+  // biome-ignore lint/suspicious/noExplicitAny: assertions read whatever the answer holds
+): Promise<any> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const { json } = await call("recall", { subject, format: "json" });
+    if (json?.mode === "summary" && accepted(json)) return json;
+    if (Date.now() > until)
+      throw new Error(`no summary served for ${subject} within 30 s: ${JSON.stringify(json)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

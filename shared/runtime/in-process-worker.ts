@@ -1,0 +1,177 @@
+import { sweep } from "#app/append.ts";
+import type { Deps } from "#app/deps.ts";
+import { takeSnapshot } from "#app/snapshot.ts";
+import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
+import type { Snapshot } from "#domain/schemas.ts";
+import {
+  ConsolidationThread,
+  consolidationThreadEntry,
+  type ThreadRuntimeOptions,
+} from "./consolidation-thread.ts";
+
+/** Runs the worker's use case on one queue message; `close` once no message is outstanding. */
+export interface Consolidations {
+  work(body: unknown): Promise<WorkOutcome>;
+  close(): Promise<void>;
+}
+
+/** The worker's use case on this thread, over `deps` (from source, and when nothing else is given). */
+export function consolidationsHere(deps: Deps): Consolidations {
+  return { work: (body) => workOnMessage(deps, body), close: async () => undefined };
+}
+
+/**
+ * Where a long-running process (`memgate serve`, `memgate mcp`) runs its consolidations: on a
+ * thread of its own over the same runtime options when it runs the built command line (requests
+ * never wait on one), on this thread over `deps` when it runs from source.
+ */
+export function processConsolidations(
+  deps: Deps,
+  options: ThreadRuntimeOptions,
+  progress: (line: string) => void,
+): Consolidations {
+  const entry = consolidationThreadEntry();
+  return entry ? new ConsolidationThread(entry, options, progress) : consolidationsHere(deps);
+}
+
+export interface InProcessWorkerOptions {
+  /** Where each consolidation runs (default this thread, over `deps`). */
+  consolidations?: Consolidations | undefined;
+  /** How often the sweep requests the rebuilds committed state calls for (default one minute). */
+  sweepEveryMs?: number | undefined;
+  /** The worker's and the sweep's lines. */
+  log: (line: string) => void;
+}
+
+/**
+ * The consolidation worker of a process that holds the store (`memgate serve`, `memgate mcp` over
+ * the embedded store): it consumes the store's queue and runs a sweep at start and every
+ * `sweepEveryMs`, so a rebuild a write requests is built and published without anything else
+ * running. One consolidation at a time (the embedded store has one writer per process): the queue's
+ * messages and those asked for with `consolidate` take turns. `ack` outcomes are acknowledged,
+ * `retry` ones released for another try later (dead-lettered after the queue's maximum receives).
+ */
+export class InProcessWorker {
+  private stopped = false;
+  private loop: Promise<void> = Promise.resolve();
+  private wakeUp: (() => void) | null = null;
+  private turn: Promise<unknown> = Promise.resolve();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private readonly consolidations: Consolidations;
+
+  private constructor(
+    private readonly deps: Deps,
+    private readonly options: InProcessWorkerOptions,
+  ) {
+    this.consolidations = options.consolidations ?? consolidationsHere(deps);
+  }
+
+  /** Sweeps once (what committed state already calls for is queued), then consumes the queue. */
+  static async start(deps: Deps, options: InProcessWorkerOptions): Promise<InProcessWorker> {
+    const worker = new InProcessWorker(deps, options);
+    await worker.sweepOnce();
+    worker.sweeper = setInterval(() => void worker.sweepOnce(), options.sweepEveryMs ?? 60_000);
+    worker.loop = worker.run();
+    return worker;
+  }
+
+  /** Looks at the queue now rather than at the next poll (a write has just requested a rebuild). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /**
+   * The subject consolidated now, in turn with the queue's messages: its snapshot is taken when its
+   * turn comes, so it sees what the turns before it published (a summary that already covers it is
+   * not built again, and the switch does not race the queue's).
+   */
+  consolidate(subject: string): Promise<{ snapshot: Snapshot; outcome: WorkOutcome }> {
+    return this.inTurn(async () => {
+      const snapshot = await takeSnapshot(this.deps, subject);
+      return { snapshot, outcome: await this.consolidations.work(snapshot) };
+    });
+  }
+
+  /** Stops sweeping and taking messages, lets the current consolidation finish, closes where they ran. */
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.stopped = true;
+    this.wake();
+    await this.loop;
+    await this.turn.catch(() => undefined);
+    await this.consolidations.close();
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.turn.then(work, work);
+    this.turn = done.catch(() => undefined);
+    return done;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    try {
+      const { requested, left } = await sweep(this.deps);
+      for (const { subject, reason } of requested)
+        this.options.log(`sweep: rebuild requested for ${subject}: ${reason}`);
+      for (const { subject, reason } of left)
+        this.options.log(`sweep: ${subject} left for a person: ${reason}`);
+      this.wake();
+    } catch (error) {
+      this.options.log(
+        `sweep failed (next one in a minute): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  private async run(): Promise<void> {
+    const { queue } = this.deps;
+    while (!this.stopped) {
+      let messages: Awaited<ReturnType<Deps["queue"]["receive"]>> = [];
+      try {
+        messages = await queue.receive(1);
+      } catch (error) {
+        this.options.log(
+          `worker: the queue failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+      if (messages.length === 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 250);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = null;
+        continue;
+      }
+      for (const message of messages) {
+        let outcome: WorkOutcome;
+        try {
+          outcome = await this.inTurn(() => this.consolidations.work(message.body));
+        } catch (error) {
+          // The consolidation thread died under it: the message comes back for another try.
+          this.options.log(
+            `worker: ${error instanceof Error ? error.message : String(error)}; released for a retry`,
+          );
+          await queue.release(message.receipt);
+          continue;
+        }
+        this.options.log(
+          `worker: ${message.body.subject} at ${message.body.highWater}: ${describeOutcome(outcome)}`,
+        );
+        if (outcome.action === "ack") await queue.ack(message.receipt);
+        else await queue.release(message.receipt);
+      }
+    }
+  }
+}
+
+/** An outcome in one phrase: `PUBLISHED <id>`, `refused (<why>)`, `dropped: <why>`. */
+export function describeOutcome(outcome: WorkOutcome): string {
+  return outcome.status === "refused"
+    ? `refused (${outcome.refusal})`
+    : "artifactId" in outcome
+      ? `${outcome.status} ${outcome.artifactId}`
+      : `${outcome.status}: ${outcome.detail}`;
+}

@@ -1,0 +1,68 @@
+// The consolidation worker `memgate serve` and `memgate mcp` run over the store they hold.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { appendEvents } from "#app/append.ts";
+import { InProcessWorker } from "#runtime/in-process-worker.ts";
+import { depsOver, factsBatch } from "../scenario/pipeline-scenarios.ts";
+
+const opened: Array<{ stop(): Promise<void> } | SqliteStore> = [];
+afterEach(async () => {
+  for (const thing of opened.splice(0).reverse())
+    if (thing instanceof SqliteStore) thing.close();
+    else await thing.stop();
+});
+
+function depsOnFreshStore() {
+  const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-worker-")));
+  opened.push(store);
+  return depsOver({ events: store, alias: store, artifacts: store, settings: store });
+}
+
+describe("the in-process consolidation worker", () => {
+  it("builds and publishes a rebuild an append requests, without being asked", async () => {
+    const deps = depsOnFreshStore();
+    const lines: string[] = [];
+    const worker = await InProcessWorker.start(deps, { log: (line) => lines.push(line) });
+    opened.push(worker);
+    expect((await appendEvents(deps, "ana", factsBatch(1, 5))).rebuildRequested).toBe(true);
+    worker.wake();
+    await expect.poll(async () => (await deps.events.snapshot("ana")).expectedAlias?.coversThrough).toBe(5);
+    expect(lines).toContainEqual(expect.stringMatching(/^worker: ana at 5: PUBLISHED summary:/));
+  });
+
+  it("a consolidation asked for takes its turn with the queue's: its snapshot sees what the queue published, so nothing is built twice or refused", async () => {
+    const deps = depsOnFreshStore();
+    // Appended before the worker starts: their rebuild waits in the queue.
+    await appendEvents(deps, "bo", factsBatch(1, 8));
+    const worker = await InProcessWorker.start(deps, { log: () => undefined });
+    opened.push(worker);
+    const asked = await Promise.all([worker.consolidate("bo"), worker.consolidate("bo")]);
+    const records = await deps.artifacts.listRecords("bo");
+    expect(records.map((record) => record.status)).toEqual(["PUBLISHED"]);
+    // Whichever turn came first built it; every later one found it covering its snapshot.
+    for (const { snapshot, outcome } of asked) {
+      expect(snapshot.highWater).toBe(8);
+      expect(["PUBLISHED", "dropped"]).toContain(outcome.status);
+    }
+  });
+
+  it("stops after the consolidation under way, and takes no message after", async () => {
+    const deps = depsOnFreshStore();
+    await appendEvents(deps, "cy", factsBatch(1, 3));
+    const worker = await InProcessWorker.start(deps, { log: () => undefined, sweepEveryMs: 10 });
+    let settled = false;
+    const running = worker.consolidate("cy").finally(() => {
+      settled = true;
+    });
+    await worker.stop();
+    expect(settled).toBe(true);
+    expect(["PUBLISHED", "dropped"]).toContain((await running).outcome.status);
+    expect((await deps.artifacts.listRecords("cy")).map((record) => record.status)).toEqual(["PUBLISHED"]);
+    await appendEvents(deps, "dee", factsBatch(1, 2));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await deps.artifacts.listRecords("dee")).toEqual([]);
+  });
+});
