@@ -42,31 +42,68 @@ export function sameRules(
 
 /** Whether `text` matches `glob`: `*` matches any run of characters (none included), the rest itself. */
 export function globMatches(glob: string, text: string): boolean {
+  return compileGlob(glob)(text);
+}
+
+/** `glob` as a matcher, split at its `*` once (a rule is asked about every key of a log). */
+function compileGlob(glob: string): (text: string) => boolean {
   const parts = glob.split("*");
-  if (parts.length === 1) return glob === text;
+  if (parts.length === 1) return (text) => glob === text;
   const first = parts[0] as string;
   const last = parts[parts.length - 1] as string;
-  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last))
-    return false;
-  // The middle parts in order, each leftmost: any match of them leaves the most room after it.
-  let from = first.length;
-  const end = text.length - last.length;
-  for (const part of parts.slice(1, -1)) {
-    const at = text.indexOf(part, from);
-    if (at < 0 || at + part.length > end) return false;
-    from = at + part.length;
-  }
-  return true;
+  const middle = parts.slice(1, -1).filter((part) => part !== "");
+  return (text) => {
+    if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last))
+      return false;
+    // The middle parts in order, each leftmost: any match of them leaves the most room after it.
+    let from = first.length;
+    const end = text.length - last.length;
+    for (const part of middle) {
+      const at = text.indexOf(part, from);
+      if (at < 0 || at + part.length > end) return false;
+      from = at + part.length;
+    }
+    return true;
+  };
 }
+
+/** A rule as matchers: a key glob alone covers every scope. */
+interface CompiledRule {
+  key: (key: string) => boolean;
+  scope: ((scope: string) => boolean) | null;
+}
+
+/**
+ * Each rule list's compiled rules and answers, kept across selections (a policy change selects the
+ * log twice, a recall once more): keyed by the list itself, which policies never change in place.
+ */
+const rulesOfList = new WeakMap<readonly LatestRule[], ReadingRules>();
+/** Answers one rule list keeps, (key, scope) pairs; then it starts again. */
+const MAX_REMEMBERED_PAIRS = 65_536;
 
 /** The rules a selection applies: which (key, scope) pairs hold readings. Remembers each answer. */
 export class ReadingRules {
   private readonly answers = new Map<string, Map<string, boolean>>();
+  private remembered = 0;
+  private readonly compiled: CompiledRule[];
 
-  constructor(readonly rules: readonly LatestRule[]) {}
+  constructor(readonly rules: readonly LatestRule[]) {
+    this.compiled = rules.map((rule) =>
+      typeof rule === "string"
+        ? { key: compileGlob(rule), scope: null }
+        : { key: compileGlob(rule.key), scope: compileGlob(rule.scope) },
+    );
+  }
 
   static of(policy: Pick<TrustPolicy, "latest">): ReadingRules {
-    return new ReadingRules(policy.latest ?? []);
+    const rules = policy.latest;
+    if (rules === undefined || rules.length === 0) return new ReadingRules([]);
+    let known = rulesOfList.get(rules);
+    if (known === undefined) {
+      known = new ReadingRules(rules);
+      rulesOfList.set(rules, known);
+    }
+    return known;
   }
 
   get empty(): boolean {
@@ -77,17 +114,18 @@ export class ReadingRules {
     if (this.rules.length === 0) return false;
     let byScope = this.answers.get(key);
     if (!byScope) {
+      if (this.remembered >= MAX_REMEMBERED_PAIRS) {
+        this.answers.clear();
+        this.remembered = 0;
+      }
       byScope = new Map();
       this.answers.set(key, byScope);
     }
     let answer = byScope.get(scope);
     if (answer === undefined) {
-      answer = this.rules.some((rule) =>
-        typeof rule === "string"
-          ? globMatches(rule, key)
-          : globMatches(rule.key, key) && globMatches(rule.scope, scope),
-      );
+      answer = this.compiled.some((rule) => rule.key(key) && (rule.scope === null || rule.scope(scope)));
       byScope.set(scope, answer);
+      this.remembered++;
     }
     return answer;
   }

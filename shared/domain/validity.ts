@@ -43,11 +43,33 @@ export interface ActorStanding {
 
 const trustRank = (trust: Trust): number => TRUST_LEVELS.indexOf(trust);
 
+/**
+ * Each blocked-source list's answer by source. A log's events share few sources, while a policy
+ * may hold 256 patterns of 128 characters and a selection asks about each event more than once:
+ * remembered, every source is compared with the patterns once (a policy at its size limit over
+ * 10,000 events took seconds of comparisons on every selection). Keyed by the list itself, which
+ * policies are never changed in place; at most MAX_REMEMBERED_SOURCES answers per list.
+ */
+const blockedAnswers = new WeakMap<readonly string[], Map<string, boolean>>();
+const MAX_REMEMBERED_SOURCES = 4096;
+
 function isBlockedSource(source: string | undefined, policy: TrustPolicy): boolean {
-  if (source === undefined) return false;
-  return policy.blockedSources.some((pattern) =>
-    pattern.endsWith("*") ? source.startsWith(pattern.slice(0, -1)) : source === pattern,
-  );
+  const patterns = policy.blockedSources;
+  if (source === undefined || patterns.length === 0) return false;
+  let answers = blockedAnswers.get(patterns);
+  if (answers === undefined) {
+    answers = new Map();
+    blockedAnswers.set(patterns, answers);
+  }
+  let blocked = answers.get(source);
+  if (blocked === undefined) {
+    blocked = patterns.some((pattern) =>
+      pattern.endsWith("*") ? source.startsWith(pattern.slice(0, -1)) : source === pattern,
+    );
+    if (answers.size >= MAX_REMEMBERED_SOURCES) answers.clear();
+    answers.set(source, blocked);
+  }
+  return blocked;
 }
 
 /**
