@@ -1,4 +1,4 @@
-import { sweep } from "#app/append.ts";
+import { requestRebuildIfNeeded, sweep } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
@@ -85,11 +85,13 @@ export class InProcessWorker {
    * turn comes, so it sees what the turns before it published (a summary that already covers it is
    * not built again, and the switch does not race the queue's).
    */
-  consolidate(subject: string): Promise<{ snapshot: Snapshot; outcome: WorkOutcome }> {
-    return this.inTurn(async () => {
+  async consolidate(subject: string): Promise<{ snapshot: Snapshot; outcome: WorkOutcome }> {
+    const done = await this.inTurn(async () => {
       const snapshot = await takeSnapshot(this.deps, subject);
       return { snapshot, outcome: await this.consolidations.work(snapshot) };
     });
+    await this.requestWhatFollowed(done.snapshot);
+    return done;
   }
 
   /** Stops sweeping and taking messages, lets the current consolidation finish, closes where they ran. */
@@ -106,6 +108,27 @@ export class InProcessWorker {
     const done = this.turn.then(work, work);
     this.turn = done.catch(() => undefined);
     return done;
+  }
+
+  /**
+   * Writes committed while `built` was being consolidated ask for the next rebuild now, not at the
+   * next sweep: an append requests one only when it is the write that makes the subject need it,
+   * and while a first summary was being built every append found the subject needing one already.
+   */
+  private async requestWhatFollowed(built: Snapshot): Promise<void> {
+    try {
+      const now = await this.deps.events.snapshot(built.subject);
+      if (now.highWater === built.highWater && now.inputEpoch === built.inputEpoch) return;
+      const { rebuildAfterEvents } = await this.deps.settings.settings();
+      const decision = await requestRebuildIfNeeded(this.deps, built.subject, rebuildAfterEvents);
+      if (decision.action !== "request") return;
+      this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
+      this.wake();
+    } catch (error) {
+      this.options.log(
+        `worker: checking ${built.subject} after its consolidation failed (the sweep checks again): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   private async sweepOnce(): Promise<void> {
@@ -162,6 +185,8 @@ export class InProcessWorker {
         );
         if (outcome.action === "ack") await queue.ack(message.receipt);
         else await queue.release(message.receipt);
+        if (outcome.action === "ack" && outcome.status !== "poison")
+          await this.requestWhatFollowed(message.body);
       }
     }
   }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
+import { workOnMessage } from "#app/worker.ts";
 import { InProcessWorker } from "#runtime/in-process-worker.ts";
 import { depsOver, factsBatch } from "../scenario/pipeline-scenarios.ts";
 
@@ -47,6 +48,31 @@ describe("the in-process consolidation worker", () => {
       expect(snapshot.highWater).toBe(8);
       expect(["PUBLISHED", "dropped"]).toContain(outcome.status);
     }
+  });
+
+  it("writes committed while a summary was built ask for the next one when it is done, not at the next sweep", async () => {
+    const deps = depsOnFreshStore();
+    let first = true;
+    const worker = await InProcessWorker.start(deps, {
+      log: () => undefined,
+      sweepEveryMs: 3_600_000,
+      consolidations: {
+        work: async (body) => {
+          // 55 more events while the first summary is built: each append finds a rebuild needed already.
+          if (first) {
+            first = false;
+            const during = await appendEvents(deps, "eve", factsBatch(6, 60));
+            expect(during.rebuildRequested).toBe(false);
+          }
+          return workOnMessage(deps, body);
+        },
+        close: async () => undefined,
+      },
+    });
+    opened.push(worker);
+    await appendEvents(deps, "eve", factsBatch(1, 5));
+    worker.wake();
+    await expect.poll(async () => (await deps.events.snapshot("eve")).expectedAlias?.coversThrough).toBe(60);
   });
 
   it("stops after the consolidation under way, and takes no message after", async () => {
