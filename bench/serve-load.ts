@@ -7,7 +7,7 @@
 // SERVE_BASELINE=<another checkout>/bin/memgate.js runs the memgate phases on that build too
 // (before/after in one run); SERVE_NODE_ARGS passes node flags to the server (--cpu-prof ...).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -18,6 +18,7 @@ import { BIN } from "../test/support/cli.ts";
 import { startServe } from "../test/support/serve-process.ts";
 import { record } from "./results.ts";
 import { realisticEvent } from "./support/event-mix.ts";
+import { cpuMs, type Latencies, latencies, ms } from "./support/serve-measures.ts";
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
@@ -30,44 +31,11 @@ const NODE_ARGS = process.env.SERVE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
 
 type Kind = "append" | "recall";
 
-interface Latencies {
-  count: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  max: number;
-  failed: number;
-}
-
 interface LoadFigures {
   perSecond: number;
   /** The server process's CPU time (user + system, all its threads) per request: what a shared machine's load does not change. */
   cpuMsPerRequest: number;
   kinds: Partial<Record<Kind, Latencies>>;
-}
-
-/** CPU milliseconds (user + system) a process has used so far, from /proc (Linux; 0 elsewhere). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-function latencies(samples: number[], seconds: number, failed: number): Latencies {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return {
-    count: sorted.length,
-    perSecond: sorted.length / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-    max: sorted[sorted.length - 1] ?? 0,
-    failed,
-  };
 }
 
 /**
@@ -290,7 +258,6 @@ async function measureServe(bin: string): Promise<ServeFigures> {
   return { ...underLoad, healthz: await healthzDuringConsolidation(bin) };
 }
 
-const ms = (value: number) => (value < 10 ? value.toFixed(1) : value.toFixed(0));
 const rate = (value: number) => Math.round(value).toLocaleString("en");
 const kindLine = (name: string, figures: Latencies | undefined) =>
   figures
