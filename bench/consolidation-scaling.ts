@@ -9,8 +9,8 @@ import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
+import { realisticEvent as event } from "../test/support/event-mix.ts";
 import { record } from "./results.ts";
-import { realisticEvent as event } from "./support/event-mix.ts";
 
 const sizes = process.argv
   .slice(2)

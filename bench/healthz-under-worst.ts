@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { rebuildReason } from "#domain/rebuild.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
+import { realisticEvent } from "../test/support/event-mix.ts";
 import { startServe } from "../test/support/serve-process.ts";
 import {
   longSource,
@@ -25,7 +26,6 @@ import {
   worstPolicy,
 } from "../test/support/worst-requests.ts";
 import { record } from "./results.ts";
-import { realisticEvent } from "./support/event-mix.ts";
 import { cpuMs, type Latencies, latencies, ms } from "./support/serve-measures.ts";
 
 const TOKEN = "worst-bench-token";

@@ -15,9 +15,9 @@ import Database from "better-sqlite3";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { BIN } from "../test/support/cli.ts";
+import { realisticEvent } from "../test/support/event-mix.ts";
 import { startServe } from "../test/support/serve-process.ts";
 import { record } from "./results.ts";
-import { realisticEvent } from "./support/event-mix.ts";
 import { cpuMs, type Latencies, latencies, ms } from "./support/serve-measures.ts";
 
 const CONNECTIONS = 32;

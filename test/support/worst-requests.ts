@@ -1,9 +1,10 @@
 // The worst request of each kind the contract accepts (CONTRACT §1 "Sizes", §6): every field at
-// its size limit, built to cost the server the most. bench/healthz-under-worst.ts runs them against
-// `memgate serve`; test/http/cost-ratio-fuzz.test.ts compares their cost with a plain append's.
+// its size limit, built to cost the server the most, and the same shapes around each limit.
+// bench/healthz-under-worst.ts runs the worst against `memgate serve`; test/http/cost-ratio-fuzz.test.ts
+// compares the cost of requests at and over each limit with a plain append's.
 import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS } from "#app/recall-options.ts";
-import { MAX_QUANTITY_CHARACTERS } from "#domain/quantity.ts";
-import { LIMITS } from "#domain/schemas.ts";
+import { MAX_EXPONENT, MAX_QUANTITY_CHARACTERS, MAX_SIGNIFICANT_DIGITS } from "#domain/quantity.ts";
+import { LIMITS, MAX_TEXT_BYTES } from "#domain/schemas.ts";
 import { MAX_EVENTS_PER_REQUEST, MAX_REQUEST_BYTES } from "#runtime/settings.ts";
 
 /** `text` padded (or cut) to exactly `length` characters with `fill` repeated. */
@@ -24,19 +25,95 @@ export function longSource(n: number): string {
   return `${padded(`agent:${"planner-".repeat(20)}`, LIMITS.sourceCharacters - 4)}-${String(n).padStart(3, "0")}`;
 }
 
-/** A quantity at its bounds: 64 significant digits, written longhand to 1,100 characters, magnitude −936. */
-function longhandQuantity(n: number): string {
-  const digits = padded(String(n + 1).repeat(64), 64, "7").replace(/^0/, "9");
-  const fraction = `0.${"0".repeat(935)}${digits}`;
-  return "0".repeat(MAX_QUANTITY_CHARACTERS - fraction.length) + fraction;
+/** How a quantity is written: at every bound, or over one of them. */
+export type QuantityShape = "at-limits" | "over-digits" | "over-magnitude" | "over-length";
+
+/**
+ * A quantity at its bounds (64 significant digits written longhand to 1,100 characters, magnitude
+ * −936) or just over one: 65 digits, magnitude −1001 (`"0.000…0001"`), or 1,101 characters.
+ */
+export function quantityOf(shape: QuantityShape, n: number): string {
+  const digits = padded(String(n + 1).repeat(64), MAX_SIGNIFICANT_DIGITS, "7").replace(/^0/, "9");
+  switch (shape) {
+    case "over-digits":
+      return `0.${"0".repeat(900)}${digits}3`;
+    case "over-magnitude":
+      return `0.${"0".repeat(MAX_EXPONENT)}1`;
+    default: {
+      const fraction = `0.${"0".repeat(935)}${digits}`;
+      const length = MAX_QUANTITY_CHARACTERS + (shape === "over-length" ? 1 : 0);
+      return "0".repeat(length - fraction.length) + fraction;
+    }
+  }
 }
 
-/** 64 scopes per value: the most a value holds. */
-function manyScopes(n: number): string[] {
-  return Array.from(
-    { length: LIMITS.scopesPerValue },
-    (_, k) => `repo:r${(n + k) % 97}:${k % 2 ? "read" : "write"}`,
-  );
+/** The size of each field of an event: each limit's value makes the worst accepted event. */
+export interface EventSizes {
+  /** Characters of the event's text (one byte each). */
+  text: number;
+  key: number;
+  scope: number;
+  source: number;
+  /** Characters of the `{text}` value. */
+  textValue: number;
+  scopes: number;
+  quantity: QuantityShape;
+  unit: number;
+}
+
+export const SIZE_LIMITS: EventSizes = {
+  text: MAX_TEXT_BYTES,
+  key: LIMITS.keyCharacters,
+  scope: LIMITS.scopeCharacters,
+  source: LIMITS.sourceCharacters,
+  textValue: LIMITS.textValueBytes,
+  scopes: LIMITS.scopesPerValue,
+  quantity: "at-limits",
+  unit: LIMITS.unitCharacters,
+};
+
+/**
+ * An event with each field of the given size, built to cost the most: a text full of numbers,
+ * dates and ids; a quantity in a compound unit (converted through all its factors); a value of
+ * scopes; a `{text}` value; its keys shared by one event in 16 with other values (`n`), so events
+ * contradict each other (the conflict index and the epoch's work).
+ */
+export function sizedEvent(eventId: string, n: number, sizes: EventSizes) {
+  const scope = padded("project:alpha/", sizes.scope, "s");
+  const unit = padded(COMPOUND_UNITS[n % COMPOUND_UNITS.length] as string, sizes.unit, "m");
+  return {
+    eventId,
+    kind: n % 5 === 0 ? "constraint" : "fact",
+    text: wordyText(n, sizes.text),
+    source: padded(longSource(n % 8), sizes.source, "s"),
+    occurredAt: "2026-11-20T10:00:00.123+05:30",
+    trust: "verified",
+    assertions: [
+      {
+        key: padded(`project:alpha/budget-${n % 16}/`, sizes.key, "k"),
+        value: { quantity: quantityOf(sizes.quantity, n), unit },
+        polarity: "affirmed",
+        scope,
+      },
+      {
+        key: padded(`project:alpha/access-${n % 16}/`, sizes.key, "a"),
+        value: { scopes: manyScopes(n, sizes.scopes) },
+        polarity: n % 2 === 0 ? "affirmed" : "negated",
+        scope,
+      },
+      {
+        key: padded(`project:alpha/note-${n % 16}/`, sizes.key, "n"),
+        value: { text: wordyText(n + 1, sizes.textValue) },
+        polarity: "affirmed",
+        scope,
+      },
+    ],
+  };
+}
+
+/** `count` scopes per value. */
+function manyScopes(n: number, count: number): string[] {
+  return Array.from({ length: count }, (_, k) => `repo:r${(n + k) % 97}:${k % 2 ? "read" : "write"}:${k}`);
 }
 
 /** Text holding numbers, dates, ids and content words (what the gate and mentions read). */
@@ -46,54 +123,21 @@ function wordyText(n: number, length: number): string {
 }
 
 /**
- * One append at the size limits: 1,000 events in just under 5 MiB of JSON. Every event holds a key
- * of 256 and scopes of 128 characters, a source of 128, a quantity of 64 significant digits
- * written longhand to 1,100 characters in a compound unit, a value of 64 scopes, a `{text}` value
- * and a text full of numbers, dates and ids; each key is shared by one event in 16 with other
- * values, so every batch contradicts itself and the subject's earlier batches (the conflict index
- * and the epoch's work). Event ids are `batch`-unique: each body appends 1,000 new events.
+ * One append at the size limits: `count` events (default 1,000) in just under 5 MiB of JSON, each
+ * a `sizedEvent` at every limit but its texts, which share what is left of the 5 MiB (at most
+ * 16 KiB each). Event ids are `batch`-unique: each body appends new events.
  */
-export function worstAppendBody(batch: number): string {
-  const scope = padded("project:alpha/", LIMITS.scopeCharacters, "s");
-  const event = (i: number, textLength: number) => {
-    const n = batch * MAX_EVENTS_PER_REQUEST + i;
-    return {
-      eventId: `w${batch}-${i}`,
-      kind: i % 5 === 0 ? "constraint" : "fact",
-      text: wordyText(n, textLength),
-      source: longSource(i % 8),
-      occurredAt: "2026-11-20T10:00:00.123+05:30",
-      trust: "verified",
-      assertions: [
-        {
-          key: padded(`project:alpha/budget-${i % 16}/`, LIMITS.keyCharacters, "k"),
-          value: { quantity: longhandQuantity(n), unit: COMPOUND_UNITS[i % COMPOUND_UNITS.length] },
-          polarity: "affirmed",
-          scope,
-        },
-        {
-          key: padded(`project:alpha/access-${i % 16}/`, LIMITS.keyCharacters, "a"),
-          value: { scopes: manyScopes(n) },
-          polarity: i % 2 === 0 ? "affirmed" : "negated",
-          scope,
-        },
-        {
-          key: padded(`project:alpha/note-${i % 16}/`, LIMITS.keyCharacters, "n"),
-          value: { text: wordyText(n + 1, 400) },
-          polarity: "affirmed",
-          scope,
-        },
-      ],
-    };
-  };
-  const bodyOf = (textLength: number) =>
+export function worstAppendBody(batch: number, count = MAX_EVENTS_PER_REQUEST): string {
+  const bodyOf = (text: number, textValue: number) =>
     JSON.stringify({
-      events: Array.from({ length: MAX_EVENTS_PER_REQUEST }, (_, i) => event(i, textLength)),
+      events: Array.from({ length: count }, (_, i) =>
+        sizedEvent(`w${batch}-${i}`, batch * MAX_EVENTS_PER_REQUEST + i, { ...SIZE_LIMITS, text, textValue }),
+      ),
     });
-  // The text length that brings the body closest under the limit (every character here is one byte).
-  const base = bodyOf(0).length;
-  const textLength = Math.floor((MAX_REQUEST_BYTES - 1024 - base) / MAX_EVENTS_PER_REQUEST);
-  return bodyOf(textLength);
+  // The text lengths that bring the body closest under the limit (every character here is one byte).
+  const room = Math.floor((MAX_REQUEST_BYTES - 1024 - bodyOf(0, 0).length) / count);
+  const text = Math.min(MAX_TEXT_BYTES, Math.ceil(room / 2));
+  return bodyOf(text, Math.min(LIMITS.textValueBytes, room - text));
 }
 
 /** A plain append: one short note, the unit the cost bound is stated in. */
@@ -102,36 +146,53 @@ export function plainAppendBody(n: number): string {
 }
 
 /**
- * The longest recall query: 16 words in 256 characters, common words of the large subject's log
- * (each matching many of its cold events) and long ones that match none.
+ * A recall query of `words` words in `length` characters (the longest allowed: 16 in 256): common
+ * words of the large subject's log (each matching many of its cold events), then long ones that
+ * match none, the last padded to the length.
  */
-export const WORST_QUERY = (() => {
+export function sizedQuery(words = MAX_QUERY_WORDS, length = MAX_QUERY_CHARACTERS): string {
   const common = ["chatted", "topic", "team", "follow", "ticket", "item", "costs", "usd"];
-  const long = (k: number) => `unmatchedsearchword${k}`;
-  const words = [...common, ...Array.from({ length: MAX_QUERY_WORDS - common.length }, (_, k) => long(k))];
-  const query = words.join(" ");
-  return padded(query, MAX_QUERY_CHARACTERS, "q");
-})();
+  const all = Array.from({ length: words }, (_, k) => common[k] ?? `unmatchedsearchword${k}`);
+  return padded(all.join(" "), length, "q");
+}
+
+export const WORST_QUERY = sizedQuery();
+
+/** The size of a trust policy: each limit's value makes the worst accepted one. */
+export interface PolicySizes {
+  blockedSources: number;
+  sourceLength: number;
+  rules: number;
+  globLength: number;
+}
+
+export const POLICY_LIMITS: PolicySizes = {
+  blockedSources: LIMITS.blockedSources,
+  sourceLength: LIMITS.blockedSourceCharacters,
+  rules: LIMITS.latestRules,
+  globLength: LIMITS.globCharacters,
+};
 
 /**
- * A trust policy at its size limit: 256 blocked sources of 128 characters, each a prefix sharing
- * all but its last characters with the large subject's sources (every event's source is compared
- * nearly to the end against each), and 64 `latest` rules whose key and scope globs hold 256
- * characters of many parts. `blocking` adds one that blocks the sources ending in that number,
- * so alternating policies move the epoch.
+ * A trust policy of the given size, built to cost the most: blocked sources that are prefixes
+ * sharing all but their last characters with the large subject's sources (every event's source is
+ * compared nearly to the end against each), `latest` rules whose key and scope globs are made of
+ * many parts. `blocking` makes the first block the sources ending in that number, so alternating
+ * policies move the epoch.
  */
-export function worstPolicy(blocking: number | null) {
-  const blockedSources = Array.from({ length: LIMITS.blockedSources }, (_, k) =>
+export function sizedPolicy(blocking: number | null, sizes: PolicySizes = POLICY_LIMITS) {
+  const blockedSources = Array.from({ length: sizes.blockedSources }, (_, k) =>
     k === 0 && blocking !== null
       ? longSource(blocking)
-      : `${padded(longSource(0).slice(0, -4), LIMITS.blockedSourceCharacters - 5)}~${String(k).padStart(3, "0")}*`,
+      : `${padded(longSource(0).slice(0, -4), sizes.sourceLength - 5)}~${String(k % 1000).padStart(3, "0")}*`,
   );
-  const glob = (prefix: string, k: number) =>
-    padded(`${prefix}*${"a*".repeat(100)}`, LIMITS.globCharacters - 4, "*") +
-    `z${String(k).padStart(2, "0")}*`;
-  const latest = Array.from({ length: LIMITS.latestRules }, (_, k) => ({
-    key: glob("project:", k),
-    scope: glob("project:", k),
-  }));
+  const glob = (k: number) =>
+    `${padded(`project:*${"a*".repeat(100)}`, sizes.globLength - 4, "*")}z${String(k % 100).padStart(2, "0")}*`;
+  const latest = Array.from({ length: sizes.rules }, (_, k) => ({ key: glob(k), scope: glob(k) }));
   return { minTrust: "tool", blockedSources, latest };
+}
+
+/** A trust policy at its size limit. */
+export function worstPolicy(blocking: number | null) {
+  return sizedPolicy(blocking);
 }

@@ -1,5 +1,5 @@
-// The event mix the consolidation benchmarks append: facts on a pool of keys, decisions,
-// constraints with negations, tasks and notes, by index (the same log every run).
+// The event mix the consolidation benchmarks and the cost fuzz append: facts on a pool of keys,
+// decisions, constraints with negations, tasks and notes, by index (the same log every run).
 
 /** A realistic mix: facts on a pool of keys, decisions, constraints with negations, tasks, notes. */
 export function realisticEvent(i: number): Record<string, unknown> {
