@@ -463,29 +463,17 @@ export class TenantStack extends Stack {
         resources: [table.tableArn],
       }),
     );
-    fn.allow(
-      new PolicyStatement({
-        sid: "SequenceIndex",
-        actions: ["dynamodb:Query"],
-        resources: [`${table.tableArn}/index/${TABLE_KEYS.sequenceIndex}`],
-      }),
-    );
-    if (use.scansRebuildChecks)
+    const onIndex = (sid: string, action: "Query" | "Scan", index: string) =>
       fn.allow(
         new PolicyStatement({
-          sid: "RebuildCheckIndex",
-          actions: ["dynamodb:Scan"],
-          resources: [`${table.tableArn}/index/${TABLE_KEYS.rebuildCheckIndex}`],
+          sid,
+          actions: [`dynamodb:${action}`],
+          resources: [`${table.tableArn}/index/${index}`],
         }),
       );
-    if (use.listsSubjects)
-      fn.allow(
-        new PolicyStatement({
-          sid: "SubjectIndex",
-          actions: ["dynamodb:Query"],
-          resources: [`${table.tableArn}/index/${TABLE_KEYS.subjectIndex}`],
-        }),
-      );
+    onIndex("SequenceIndex", "Query", TABLE_KEYS.sequenceIndex);
+    if (use.scansRebuildChecks) onIndex("RebuildCheckIndex", "Scan", TABLE_KEYS.rebuildCheckIndex);
+    if (use.listsSubjects) onIndex("SubjectIndex", "Query", TABLE_KEYS.subjectIndex);
     if (use.stream && table.tableStreamArn !== undefined)
       // The four actions Lambda's event source mapping checks on the stream when it is created.
       fn.allow(

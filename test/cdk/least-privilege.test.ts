@@ -25,11 +25,14 @@ import type {
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
+import { SAMPLE } from "../support/builders.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
 import { honestSegmentAnswer, type ModelServer, startModelServer } from "../support/model-servers.ts";
 import { type IamCall, type RecordingProxy, startRecordingProxy } from "../support/recording-proxy.ts";
 import { StreamReader } from "../support/stream-reader.ts";
 import { flat, functionPolicies, listOf, synth, tenant } from "./templates.ts";
+
+const { budget, constraint, note } = SAMPLE;
 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 type FunctionName = "api" | "worker" | "outbox" | "sweep" | "audit";
@@ -205,14 +208,6 @@ async function followStream() {
   await as("outbox", () => outbox(streamEvent(records, reader.streamArn), lambdaContext("memgate-outbox")));
 }
 
-const constraint = { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." };
-const budget = {
-  eventId: "b-1",
-  kind: "fact",
-  text: "The budget is 12,500 USD.",
-  assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
-};
-const note = { eventId: "n-1", kind: "note", text: "Likes short answers." };
 const vault = { eventId: "v-1", kind: "constraint", text: "Never write the vault code down." };
 
 /** Each function's policy, as "action resource" pairs the recorder can observe. */

@@ -22,9 +22,12 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { MetricNames } from "#observability/metric-names.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
+import { SAMPLE } from "../support/builders.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
 import { honestSegmentAnswer, startModelServer } from "../support/model-servers.ts";
 import { StreamReader } from "../support/stream-reader.ts";
+
+const { budget, constraint, note } = SAMPLE;
 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 type ApiHandler = Handler<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;
@@ -167,15 +170,6 @@ async function followStream() {
   const records = await reader.poll();
   return outbox(streamEvent(records, reader.streamArn), lambdaContext("memgate-outbox"));
 }
-
-const constraint = { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." };
-const budget = {
-  eventId: "b-1",
-  kind: "fact",
-  text: "The budget is 12,500 USD.",
-  assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
-};
-const note = { eventId: "n-1", kind: "note", text: "Likes short answers." };
 
 describe("the Lambdas on the local engines", () => {
   it("API → stream → outbox → SQS → worker → summary; a revocation made by a process that then died is followed by the outbox", async () => {

@@ -13,16 +13,12 @@ import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { openAwsStores, type RequestCounter } from "../support/aws-stores.ts";
+import { SAMPLE } from "../support/builders.ts";
 import { depsOver } from "./pipeline-scenarios.ts";
 
+const { budget, constraint } = SAMPLE;
+
 const endpoints = { dynamoEndpoint: inject("dynamoEndpoint"), motoEndpoint: inject("motoEndpoint") };
-const constraint = { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." };
-const budget = {
-  eventId: "b-1",
-  kind: "fact",
-  text: "The budget is 12,500 USD.",
-  assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
-};
 const JUDGE_MS = 1_000;
 
 let aws: Awaited<ReturnType<typeof openAwsStores>>;

@@ -21,7 +21,10 @@ import type { ArtifactStore } from "#ports/artifacts.ts";
 import type { EventLog } from "#ports/event-log.ts";
 import type { SettingsPort } from "#ports/settings.ts";
 import { openAwsStores } from "../support/aws-stores.ts";
+import { SAMPLE } from "../support/builders.ts";
 import { depsOver } from "./pipeline-scenarios.ts";
+
+const { budget, constraint } = SAMPLE;
 
 interface Stores {
   events: EventLog;
@@ -29,14 +32,6 @@ interface Stores {
   artifacts: ArtifactStore;
   settings: SettingsPort;
 }
-
-const budget = {
-  eventId: "b-1",
-  kind: "fact",
-  text: "The budget is 12,500 USD.",
-  assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
-};
-const constraint = { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." };
 
 let subjects = 0;
 

@@ -90,3 +90,18 @@ export function bucketReading(
     assertions: [{ key, value: { quantity, unit: "TB" }, polarity: "affirmed" }],
   };
 }
+
+/**
+ * The small subject the Lambda, audit and least-privilege tests append: a whole event, a fact with a
+ * quantity assertion, a low-value note.
+ */
+export const SAMPLE = {
+  constraint: { eventId: "c-1", kind: "constraint", text: "Backups must be encrypted." },
+  budget: {
+    eventId: "b-1",
+    kind: "fact",
+    text: "The budget is 12,500 USD.",
+    assertions: [{ key: "budget", value: { quantity: "12500", unit: "USD" }, polarity: "affirmed" }],
+  },
+  note: { eventId: "n-1", kind: "note", text: "Likes short answers." },
+} as const satisfies Record<string, EventInput>;
