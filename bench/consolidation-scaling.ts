@@ -8,8 +8,8 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
+import { realisticEvent as event } from "#harness/event-mix.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
-import { realisticEvent as event } from "../test/support/event-mix.ts";
 import { record } from "./results.ts";
 
 const sizes = process.argv

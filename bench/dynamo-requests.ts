@@ -5,9 +5,9 @@ import { appendEvents } from "#app/append.ts";
 import { generate } from "#app/generate.ts";
 import { publish } from "#app/publish.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
+import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
+import { startLocalEngines } from "#harness/local-engines.ts";
 import { depsOver, factsBatch } from "../test/scenario/pipeline-scenarios.ts";
-import { openAwsStores, type RequestCounter } from "../test/support/aws-stores.ts";
-import { startLocalEngines } from "../test/support/local-engines.ts";
 import { record } from "./results.ts";
 
 const size = Number(process.argv[2] ?? 5_000);

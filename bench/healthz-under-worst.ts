@@ -1,5 +1,5 @@
 // /healthz latency while `memgate serve` runs the worst request of each kind the contract accepts
-// (test/support/worst-requests.ts): /healthz is probed one request at a time, 2 ms apart, on a
+// (harness/worst-requests.ts): /healthz is probed one request at a time, 2 ms apart, on a
 // connection of its own, while the heavy requests run one after another on another connection.
 // Kinds, in this order on one server: the consolidation of a 10,000-event subject (requested by the
 // server's start-up sweep); appends of 1,000 events in just under 5 MiB with every field at its
@@ -16,15 +16,15 @@ import { join } from "node:path";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { rebuildReason } from "#domain/rebuild.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
-import { realisticEvent } from "../test/support/event-mix.ts";
-import { startServe } from "../test/support/serve-process.ts";
+import { realisticEvent } from "#harness/event-mix.ts";
+import { startServe } from "#harness/serve-process.ts";
 import {
   longSource,
   plainAppendBody,
   WORST_QUERY,
   worstAppendBody,
   worstPolicy,
-} from "../test/support/worst-requests.ts";
+} from "#harness/worst-requests.ts";
 import { record } from "./results.ts";
 import { cpuMs, type Latencies, latencies, ms } from "./support/serve-measures.ts";
 

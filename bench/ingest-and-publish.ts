@@ -10,12 +10,12 @@ import { performance } from "node:perf_hooks";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import type { MemoryEvent } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
+import { startLocalEngines } from "#harness/local-engines.ts";
 import type { AliasPort } from "#ports/alias.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import type { EventLog } from "#ports/event-log.ts";
 import { candidateRecord } from "../test/contract/store-contract.ts";
-import { openAwsStores } from "../test/support/aws-stores.ts";
-import { startLocalEngines } from "../test/support/local-engines.ts";
 import { record } from "./results.ts";
 import { median } from "./stats.ts";
 

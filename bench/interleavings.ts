@@ -1,5 +1,5 @@
 // Randomized interleavings of append, revoke, supersede, snapshot, generate, publish and recall by
-// concurrent workers, each run checked against its whole history (see test/support/interleavings.ts).
+// concurrent workers, each run checked against its whole history (see harness/interleavings.ts).
 // Run: npx tsx --import ./scripts/text-imports.mjs bench/interleavings.ts [embeddedRuns=10000] [awsRuns=0]
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import type { Deps } from "#app/deps.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
+import { runInterleaving } from "#harness/interleavings.ts";
+import { startLocalEngines } from "#harness/local-engines.ts";
 import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
-import { openAwsStores } from "../test/support/aws-stores.ts";
-import { runInterleaving } from "../test/support/interleavings.ts";
-import { startLocalEngines } from "../test/support/local-engines.ts";
 import { record } from "./results.ts";
 
 const embeddedRuns = Number(process.argv[2] ?? 10_000);

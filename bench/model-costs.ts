@@ -11,8 +11,8 @@ import { buildGateContext, gateCandidateText } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent, type SequencedEvent } from "#domain/schemas.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { countTokens } from "#domain/tokens.ts";
+import { honestSegmentAnswer } from "#harness/model-servers.ts";
 import type { LanguageModel, ModelCall, SegmentCache } from "#ports/model.ts";
-import { honestSegmentAnswer } from "../test/support/model-servers.ts";
 import { record } from "./results.ts";
 
 const sizes = process.argv

@@ -5,8 +5,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { memgate } from "../test/support/cli.ts";
-import { startServe } from "../test/support/serve-process.ts";
+import { memgate } from "#harness/cli.ts";
+import { startServe } from "#harness/serve-process.ts";
 import { record } from "./results.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-review-bench-"));

@@ -14,9 +14,9 @@ import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
-import { BIN } from "../test/support/cli.ts";
-import { realisticEvent } from "../test/support/event-mix.ts";
-import { startServe } from "../test/support/serve-process.ts";
+import { BIN } from "#harness/cli.ts";
+import { realisticEvent } from "#harness/event-mix.ts";
+import { startServe } from "#harness/serve-process.ts";
 import { record } from "./results.ts";
 import { cpuMs, type Latencies, latencies, ms } from "./support/serve-measures.ts";
 

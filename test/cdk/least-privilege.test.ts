@@ -24,10 +24,10 @@ import type {
 } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
-import { openAwsStores } from "../support/aws-stores.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
+import { honestSegmentAnswer, type ModelServer, startModelServer } from "#harness/model-servers.ts";
 import { SAMPLE } from "../support/builders.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
-import { honestSegmentAnswer, type ModelServer, startModelServer } from "../support/model-servers.ts";
 import { type IamCall, type RecordingProxy, startRecordingProxy } from "../support/recording-proxy.ts";
 import { StreamReader } from "../support/stream-reader.ts";
 import { flat, functionPolicies, listOf, synth, tenant } from "./templates.ts";

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 
 /**
  * Every bad input the hardening issue lists: each is refused with its exit code and one clear line,

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
-import { memgate } from "../support/cli.ts";
-import { type ServeProcess, startServe } from "../support/serve-process.ts";
+import { memgate } from "#harness/cli.ts";
+import { type ServeProcess, startServe } from "#harness/serve-process.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-budget-setting-"));
 let server: ServeProcess | undefined;

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
 import { sha256 } from "#domain/hashing.ts";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 
 describe("the command line bundle", () => {
   it("carries every prompt inline: no prompts/ folder is read, and the manifest's hash is the file's", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { syntheticDataset } from "#eval/synthetic.ts";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 
 const folder = mkdtempSync(join(tmpdir(), "memgate-eval-test-"));
 const { events, gold } = syntheticDataset(6, 99);

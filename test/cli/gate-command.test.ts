@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { memgate as run } from "../support/cli.ts";
+import { memgate as run } from "#harness/cli.ts";
 
 const EXAMPLES = join(import.meta.dirname, "../../examples/alpha");
 const memgate = (...args: string[]) => run(args);

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 
 const DIR = join(import.meta.dirname, "../../examples/gate-v2");
 const expected = JSON.parse(readFileSync(join(DIR, "expected.json"), "utf8")) as {

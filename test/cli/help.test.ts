@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 
 describe("memgate <command> --help", () => {
   it.each([

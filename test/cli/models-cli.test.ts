@@ -6,9 +6,9 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { readInputs } from "#app/snapshot.ts";
 import { consolidate } from "#domain/consolidator.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
+import { memgate } from "#harness/cli.ts";
+import { type ModelServer, startModelServer } from "#harness/model-servers.ts";
 import { SUBJECT_EVENTS } from "../models/fixtures.ts";
-import { memgate } from "../support/cli.ts";
-import { type ModelServer, startModelServer } from "../support/model-servers.ts";
 
 /**
  * The model names of CONTRACT §5 through the real executable: `memgate prompt` shows what would be

@@ -2,8 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { memgate } from "#harness/cli.ts";
 import { bucketReading } from "../support/builders.ts";
-import { memgate } from "../support/cli.ts";
 
 /**
  * Selector v3 through the real executable (CONTRACT §5): `policy` and `settings` take `latest`

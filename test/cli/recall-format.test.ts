@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { countTokens } from "#domain/tokens.ts";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-recall-format-"));
 const events = join(home, "events.jsonl");

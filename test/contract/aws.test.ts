@@ -1,7 +1,7 @@
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
-import { openAwsStores, type RequestCounter } from "../support/aws-stores.ts";
+import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
 import { candidateRecord, describeStoreContract, type StoreUnderTest } from "./store-contract.ts";
 
 let stores: Awaited<ReturnType<typeof openAwsStores>>;

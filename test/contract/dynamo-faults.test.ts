@@ -6,8 +6,8 @@ import { chunkForTransactions } from "#adapters/aws/dynamo-items.ts";
 import { DynamoStore } from "#adapters/aws/dynamo-store.ts";
 import { createMemgateTable } from "#adapters/aws/table.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
+import { dynamoClient } from "#harness/aws-stores.ts";
 import { StoreContentionError } from "#ports/errors.ts";
-import { dynamoClient } from "../support/aws-stores.ts";
 import { candidateRecord } from "./store-contract.ts";
 
 /**

@@ -5,7 +5,7 @@ import { UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DynamoStore } from "#adapters/aws/dynamo-store.ts";
 import { MemoryEvent, TrustPolicy } from "#domain/schemas.ts";
-import { openAwsStores, type RequestCounter } from "../support/aws-stores.ts";
+import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
 
 const endpoints = { dynamoEndpoint: inject("dynamoEndpoint"), motoEndpoint: inject("motoEndpoint") };
 const note = MemoryEvent.parse({ eventId: "n-1", kind: "note", text: "Likes tea." });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemgateClient } from "#client/client.ts";
-import { type ServeProcess, startServe } from "../support/serve-process.ts";
+import { type ServeProcess, startServe } from "#harness/serve-process.ts";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find((path) =>
   existsSync(path),

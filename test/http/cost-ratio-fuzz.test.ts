@@ -21,10 +21,7 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { createApi } from "#http/api.ts";
-import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
-import { realisticEvent } from "../support/event-mix.ts";
+import { realisticEvent } from "#harness/event-mix.ts";
 import {
   type EventSizes,
   longSource,
@@ -37,7 +34,10 @@ import {
   sizedPolicy,
   sizedQuery,
   worstAppendBody,
-} from "../support/worst-requests.ts";
+} from "#harness/worst-requests.ts";
+import { createApi } from "#http/api.ts";
+import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
+import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 /** What any request at or over a limit may cost, in plain one-event appends (CONTRACT §1 "Sizes"). */
 const BASE_APPENDS = 300;

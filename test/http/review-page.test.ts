@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemgateClient } from "#client/client.ts";
+import { memgate } from "#harness/cli.ts";
+import { type ServeProcess, startServe } from "#harness/serve-process.ts";
 import { bucketReading } from "../support/builders.ts";
-import { memgate } from "../support/cli.ts";
-import { type ServeProcess, startServe } from "../support/serve-process.ts";
 
 const CHROMIUM = process.env.MEMGATE_CHROMIUM ?? "/usr/bin/chromium";
 const TOKEN = "review-page-token";

@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { memgate } from "#harness/cli.ts";
 import { createApi } from "#http/api.ts";
 import { RoleTokenError, roleTokens, routeCalled } from "#http/role-tokens.ts";
 import { API_ROUTES } from "#runtime/api-roles.ts";
 import { depsOver } from "../scenario/pipeline-scenarios.ts";
-import { memgate } from "../support/cli.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-roles-")));
 afterAll(() => store.close());

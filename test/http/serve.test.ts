@@ -9,8 +9,8 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import type { Recall } from "#app/recall.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
 import { countTokens } from "#domain/tokens.ts";
-import { memgate } from "../support/cli.ts";
-import { type ServeProcess, startServe } from "../support/serve-process.ts";
+import { memgate } from "#harness/cli.ts";
+import { type ServeProcess, startServe } from "#harness/serve-process.ts";
 
 const TOKEN = "serve-test-token-1";
 const home = mkdtempSync(join(tmpdir(), "memgate-serve-"));

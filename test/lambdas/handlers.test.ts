@@ -20,11 +20,11 @@ import type {
 } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
+import { honestSegmentAnswer, startModelServer } from "#harness/model-servers.ts";
 import { MetricNames } from "#observability/metric-names.ts";
-import { openAwsStores } from "../support/aws-stores.ts";
 import { SAMPLE } from "../support/builders.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
-import { honestSegmentAnswer, startModelServer } from "../support/model-servers.ts";
 import { StreamReader } from "../support/stream-reader.ts";
 
 const { budget, constraint, note } = SAMPLE;

@@ -8,7 +8,7 @@ import { takeSnapshot } from "#app/snapshot.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { evaluate } from "#eval/evaluate.ts";
-import { type ModelServer, type ReceivedRequest, startModelServer } from "../support/model-servers.ts";
+import { type ModelServer, type ReceivedRequest, startModelServer } from "#harness/model-servers.ts";
 import { honestAnswer, modelDeps, SUBJECT_EVENTS } from "./fixtures.ts";
 
 /**

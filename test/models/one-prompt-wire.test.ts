@@ -5,13 +5,8 @@ import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
+import { type ModelServer, type Protocol, type Scripted, startModelServer } from "#harness/model-servers.ts";
 import { GenerationFailedError } from "#ports/model.ts";
-import {
-  type ModelServer,
-  type Protocol,
-  type Scripted,
-  startModelServer,
-} from "../support/model-servers.ts";
 import { honestAnswer, modelDeps, SUBJECT_EVENTS } from "./fixtures.ts";
 
 /**

@@ -9,7 +9,7 @@ import {
   type ModelServer,
   type ReceivedRequest,
   startModelServer,
-} from "../support/model-servers.ts";
+} from "#harness/model-servers.ts";
 import { modelDeps } from "./fixtures.ts";
 
 /**

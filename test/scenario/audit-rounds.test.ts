@@ -12,7 +12,7 @@ import type { Deps } from "#app/deps.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
-import { openAwsStores, type RequestCounter } from "../support/aws-stores.ts";
+import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
 import { SAMPLE } from "../support/builders.ts";
 import { depsOver } from "./pipeline-scenarios.ts";
 

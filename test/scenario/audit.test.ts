@@ -16,11 +16,11 @@ import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { compactReport, gateCandidate } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { Manifest } from "#domain/schemas.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
 import type { AliasPort } from "#ports/alias.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import type { EventLog } from "#ports/event-log.ts";
 import type { SettingsPort } from "#ports/settings.ts";
-import { openAwsStores } from "../support/aws-stores.ts";
 import { SAMPLE } from "../support/builders.ts";
 import { depsOver } from "./pipeline-scenarios.ts";
 

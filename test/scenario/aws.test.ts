@@ -1,6 +1,6 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, inject } from "vitest";
-import { openAwsStores } from "../support/aws-stores.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
 import { describePipelineScenarios } from "./pipeline-scenarios.ts";
 
 let stores: Awaited<ReturnType<typeof openAwsStores>>;

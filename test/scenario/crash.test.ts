@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { openAwsStores } from "../support/aws-stores.ts";
-import { memgate } from "../support/cli.ts";
-import { startServe } from "../support/serve-process.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
+import { memgate } from "#harness/cli.ts";
+import { startServe } from "#harness/serve-process.ts";
 import { factsBatch } from "./pipeline-scenarios.ts";
 
 /**

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { openAwsStores } from "../support/aws-stores.ts";
-import { runInterleaving } from "../support/interleavings.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
+import { runInterleaving } from "#harness/interleavings.ts";
 import { depsOver } from "./pipeline-scenarios.ts";
 
 const RUNS = { embedded: 200, aws: 200 };

@@ -7,7 +7,7 @@ import { appendEvents } from "#app/append.ts";
 import { lineageDot, lineageProv } from "#app/lineage.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { memgate } from "../support/cli.ts";
+import { memgate } from "#harness/cli.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-lineage-"));

@@ -9,7 +9,7 @@ import { appendEvents, revokeEvents } from "#app/append.ts";
 import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { openAwsStores } from "../support/aws-stores.ts";
+import { openAwsStores } from "#harness/aws-stores.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 
 interface Observation {

@@ -1,6 +1,6 @@
 // vitest globalSetup: the real local engines, started once per test run and stopped after it.
 import type { TestProject } from "vitest/node";
-import { startLocalEngines } from "./local-engines.ts";
+import { startLocalEngines } from "#harness/local-engines.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

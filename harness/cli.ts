@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 
-export const BIN = join(import.meta.dirname, "../../bin/memgate.js");
+export const BIN = join(import.meta.dirname, "../bin/memgate.js");
 
 export interface CliResult {
   code: number | null;
