@@ -9,7 +9,7 @@ import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { realisticEvent as event } from "#harness/event-mix.ts";
-import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { record } from "./results.ts";
 
 const sizes = process.argv

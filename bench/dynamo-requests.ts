@@ -7,7 +7,7 @@ import { publish } from "#app/publish.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
 import { startLocalEngines } from "#harness/local-engines.ts";
-import { depsOver, factsBatch } from "../test/scenario/pipeline-scenarios.ts";
+import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
 import { record } from "./results.ts";
 
 const size = Number(process.argv[2] ?? 5_000);

@@ -11,11 +11,11 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import type { MemoryEvent } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
+import { candidateRecord } from "#harness/candidate-record.ts";
 import { startLocalEngines } from "#harness/local-engines.ts";
 import type { AliasPort } from "#ports/alias.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import type { EventLog } from "#ports/event-log.ts";
-import { candidateRecord } from "../test/contract/store-contract.ts";
 import { record } from "./results.ts";
 import { median } from "./stats.ts";
 

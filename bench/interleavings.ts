@@ -10,7 +10,7 @@ import type { Deps } from "#app/deps.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
 import { runInterleaving } from "#harness/interleavings.ts";
 import { startLocalEngines } from "#harness/local-engines.ts";
-import { depsOver } from "../test/scenario/pipeline-scenarios.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { record } from "./results.ts";
 
 const embeddedRuns = Number(process.argv[2] ?? 10_000);

@@ -9,8 +9,8 @@ import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { BIN } from "#harness/cli.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-mcp-"));
 let client: Client;

@@ -2,7 +2,8 @@ import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
-import { candidateRecord, describeStoreContract, type StoreUnderTest } from "./store-contract.ts";
+import { candidateRecord } from "#harness/candidate-record.ts";
+import { describeStoreContract, type StoreUnderTest } from "./store-contract.ts";
 
 let stores: Awaited<ReturnType<typeof openAwsStores>>;
 const counter: RequestCounter = { count: 0, operations: [] };

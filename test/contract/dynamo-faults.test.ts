@@ -7,8 +7,8 @@ import { DynamoStore } from "#adapters/aws/dynamo-store.ts";
 import { createMemgateTable } from "#adapters/aws/table.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { dynamoClient } from "#harness/aws-stores.ts";
+import { candidateRecord } from "#harness/candidate-record.ts";
 import { StoreContentionError } from "#ports/errors.ts";
-import { candidateRecord } from "./store-contract.ts";
 
 /**
  * What DynamoDB Local never does, injected with an SDK middleware on a real table: a

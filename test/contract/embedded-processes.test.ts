@@ -6,7 +6,7 @@ import { createInterface, type Interface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
-import { candidateRecord } from "./store-contract.ts";
+import { candidateRecord } from "#harness/candidate-record.ts";
 
 const WORKERS = 8;
 const ROUNDS = 100;

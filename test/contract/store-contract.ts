@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { GateReport } from "#domain/gate/index.ts";
 import type { Manifest, MemoryEvent } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
+import { candidateRecord } from "#harness/candidate-record.ts";
 import type { AliasPort } from "#ports/alias.ts";
-import type { ArtifactRecord } from "#ports/artifact-records.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import {
   AlreadyWrittenError,
@@ -40,44 +39,6 @@ const fact = (
     assertions: [{ key, value, polarity: "affirmed" }],
     ...extra,
   });
-
-const PASSING_GATE: GateReport = {
-  verdict: "pass",
-  reasons: [],
-  stats: {
-    events: 0,
-    validInputs: 0,
-    mustPreserve: 0,
-    conflicts: 0,
-    openTasks: 0,
-    claims: 0,
-    pending: 0,
-    coldRefs: 0,
-    tokens: null,
-    budget: null,
-  },
-};
-
-export function candidateRecord(
-  subject: string,
-  artifactId: string,
-  coversThrough: number,
-  inputEpoch: number,
-  parent: string | null,
-): ArtifactRecord {
-  return {
-    subject,
-    artifactId,
-    status: "CANDIDATE",
-    stale: false,
-    coversThrough,
-    inputEpoch,
-    parentArtifactId: parent,
-    inputRoot: `sha256:${"0".repeat(64)}`,
-    gate: PASSING_GATE,
-    createdAt: "2026-11-29T00:00:00.000Z",
-  };
-}
 
 function manifestFor(subject: string, artifactId: string): Manifest {
   return {

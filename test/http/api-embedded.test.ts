@@ -6,8 +6,8 @@ import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { workOnMessage } from "#app/worker.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 import { bucketReading } from "../support/builders.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-api-")));

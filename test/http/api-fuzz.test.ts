@@ -9,8 +9,8 @@ import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-fuzz-")));
 afterAll(() => store.close());

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 import { type API_ROLES, API_ROUTES, routesOf } from "#runtime/api-roles.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-roles-")));
 afterAll(() => store.close());

@@ -13,8 +13,8 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS, queryWords } from "#app/recall-options.ts";
 import { MAX_QUANTITY_CHARACTERS, parseDecimal } from "#domain/quantity.ts";
 import { LIMITS, MAX_TEXT_BYTES } from "#domain/schemas.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-cost-")));
 afterAll(() => store.close());

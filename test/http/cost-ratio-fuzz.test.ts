@@ -22,6 +22,7 @@ import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { realisticEvent } from "#harness/event-mix.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import {
   type EventSizes,
   longSource,
@@ -37,7 +38,6 @@ import {
 } from "#harness/worst-requests.ts";
 import { createApi } from "#http/api.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 /** What any request at or over a limit may cost, in plain one-event appends (CONTRACT §1 "Sizes"). */
 const BASE_APPENDS = 300;

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { workOnMessage } from "#app/worker.ts";
+import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
 import { InProcessWorker } from "#runtime/in-process-worker.ts";
-import { depsOver, factsBatch } from "../scenario/pipeline-scenarios.ts";
 
 const opened: Array<{ stop(): Promise<void> } | SqliteStore> = [];
 afterEach(async () => {

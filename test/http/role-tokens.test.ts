@@ -8,10 +8,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { memgate } from "#harness/cli.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 import { RoleTokenError, roleTokens, routeCalled } from "#http/role-tokens.ts";
 import { API_ROUTES } from "#runtime/api-roles.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-roles-")));
 afterAll(() => store.close());

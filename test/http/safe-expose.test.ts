@@ -7,8 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { workOnMessage } from "#app/worker.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
-import { depsOver } from "../scenario/pipeline-scenarios.ts";
 
 const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-expose-")));
 afterAll(() => store.close());

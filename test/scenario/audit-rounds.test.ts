@@ -13,8 +13,8 @@ import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import { SAMPLE } from "../support/builders.ts";
-import { depsOver } from "./pipeline-scenarios.ts";
 
 const { budget, constraint } = SAMPLE;
 

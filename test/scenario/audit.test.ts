@@ -17,12 +17,12 @@ import { compactReport, gateCandidate } from "#domain/gate/index.ts";
 import { inputRefs, inputRoot } from "#domain/hashing.ts";
 import type { Manifest } from "#domain/schemas.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 import type { AliasPort } from "#ports/alias.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import type { EventLog } from "#ports/event-log.ts";
 import type { SettingsPort } from "#ports/settings.ts";
 import { SAMPLE } from "../support/builders.ts";
-import { depsOver } from "./pipeline-scenarios.ts";
 
 const { budget, constraint } = SAMPLE;
 

@@ -5,8 +5,8 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
 import { memgate } from "#harness/cli.ts";
+import { factsBatch } from "#harness/pipeline-builders.ts";
 import { startServe } from "#harness/serve-process.ts";
-import { factsBatch } from "./pipeline-scenarios.ts";
 
 /**
  * Faults in real processes: the worker is a memgate process that a failpoint kills with SIGKILL at

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
 import { runInterleaving } from "#harness/interleavings.ts";
-import { depsOver } from "./pipeline-scenarios.ts";
+import { depsOver } from "#harness/pipeline-builders.ts";
 
 const RUNS = { embedded: 200, aws: 200 };
 

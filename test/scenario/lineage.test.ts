@@ -8,7 +8,7 @@ import { lineageDot, lineageProv } from "#app/lineage.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { memgate } from "#harness/cli.ts";
-import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
+import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-lineage-"));
 const store = new SqliteStore(home);

@@ -3,7 +3,6 @@ import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { MODELS } from "#adapters/models/models.ts";
 import { appendEvents, changeTrustPolicy, revokeEvents, sweep } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
-import { NO_FAILPOINTS } from "#app/failpoints.ts";
 import { generate } from "#app/generate.ts";
 import { publish } from "#app/publish.ts";
 import { recall } from "#app/recall.ts";
@@ -20,19 +19,14 @@ import { REBUILD_RETRY } from "#domain/rebuild.ts";
 import type { ConsolidationOutput, Snapshot } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
-import type { AliasPort } from "#ports/alias.ts";
+import { depsOver, factsBatch, type PipelineStores } from "#harness/pipeline-builders.ts";
 import type { ArtifactStore } from "#ports/artifacts.ts";
 import { PublishRefusedError } from "#ports/errors.ts";
-import type { EventLog } from "#ports/event-log.ts";
 import { GenerationFailedError, type ModelPort, type ModelRequest } from "#ports/model.ts";
-import type { SettingsPort } from "#ports/settings.ts";
 import { bucketReading as reading } from "../support/builders.ts";
 
-export interface ScenarioStores {
-  events: EventLog;
-  alias: AliasPort;
-  artifacts: ArtifactStore;
-  settings: SettingsPort;
+/** A store set under test: the pipeline's stores and a way to make a subject look older. */
+export interface ScenarioStores extends PipelineStores {
   /**
    * Makes a subject's clock look as an older store left it, written through the engine directly
    * (the pipeline itself never produces it): no selector mark (before v2), or "v2" (before v3).
@@ -42,44 +36,6 @@ export interface ScenarioStores {
 
 let subjects = 0;
 const freshSubject = () => `scenario-${process.pid}-${++subjects}`;
-let ids = 0;
-
-export function depsOver(
-  stores: Omit<ScenarioStores, "forgetSelector">,
-  overrides: Partial<Deps> = {},
-): Deps {
-  return {
-    ...stores,
-    queue: new MemoryQueue(),
-    model: MODELS[DETERMINISTIC_MODEL] as ModelPort,
-    prompt: { version: "consolidate-v1", text: "test prompt", hash: `sha256:${"a".repeat(64)}` },
-    now: () => new Date("2026-11-29T12:00:00Z"),
-    newId: () => `t${++ids}`,
-    failpoints: NO_FAILPOINTS,
-    generationTimeoutMs: 2_000,
-    progress: () => {},
-    ...overrides,
-  };
-}
-
-/** Events 1..n: facts on distinct keys, a few with numbers, so every summary has must-preserve items. */
-export function factsBatch(from: number, to: number) {
-  return Array.from({ length: to - from + 1 }, (_, i) => {
-    const n = from + i;
-    return {
-      eventId: `m-${n}`,
-      kind: n % 7 === 0 ? "decision" : "fact",
-      text: `fact number ${n}`,
-      assertions: [
-        {
-          key: `item-${n}`,
-          value: { quantity: String(n), unit: "km" },
-          polarity: n % 5 === 0 ? "negated" : "affirmed",
-        },
-      ],
-    };
-  });
-}
 
 export function describePipelineScenarios(name: string, open: () => ScenarioStores): void {
   describe(`${name}: rebuilds come from committed state`, () => {

@@ -10,7 +10,7 @@ import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
-import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
+import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
 
 interface Observation {
   startedAt: number;
