@@ -39,43 +39,50 @@ export function parseStrictJson(text: string): StrictJson {
 export function firstDuplicateKey(text: string): { key: string; path: string } | null {
   interface Frame {
     keys: Set<string> | null; // null for arrays
-    path: string;
     index: number;
     expectingKey: boolean;
     lastKey: string;
   }
+  // Every open object and array, outermost first; a frame's path is read from its ancestors only
+  // when a duplicate is found (building it for every element would cost more than the scan).
   const stack: Frame[] = [];
-  const childPath = (frame: Frame | undefined) =>
-    frame === undefined
-      ? "$"
-      : frame.keys === null
-        ? `${frame.path}[${frame.index}]`
-        : `${frame.path}.${frame.lastKey}`;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    const top = stack[stack.length - 1];
-    if (char === "{" || char === "[") {
-      stack.push({
-        keys: char === "{" ? new Set() : null,
-        path: childPath(top),
-        index: 0,
-        expectingKey: char === "{",
-        lastKey: "",
-      });
-    } else if (char === "}" || char === "]") {
+  const pathOf = (depth: number) => {
+    let path = "$";
+    for (let j = 0; j < depth; j++) {
+      const parent = stack[j] as Frame;
+      path += parent.keys === null ? `[${parent.index}]` : `.${parent.lastKey}`;
+    }
+    return path;
+  };
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
+      const isObject = code === OPEN_OBJECT;
+      stack.push({ keys: isObject ? new Set() : null, index: 0, expectingKey: isObject, lastKey: "" });
+    } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
       stack.pop();
-    } else if (char === ",") {
+    } else if (code === COMMA) {
+      const top = stack[stack.length - 1];
       if (top) {
         top.index++;
         if (top.keys !== null) top.expectingKey = true;
       }
-    } else if (char === '"') {
-      let end = i + 1;
-      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-      if (end >= text.length) return null;
+    } else if (code === QUOTE) {
+      // The closing quote: the next one not escaped (preceded by an even run of backslashes).
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        if (end < 0) return null;
+        let backslashes = 0;
+        while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      const top = stack[stack.length - 1];
       if (top?.keys && top.expectingKey) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
-        if (top.keys.has(key)) return { key, path: top.path };
+        const literal = text.slice(i + 1, end);
+        const key = literal.includes("\\") ? (JSON.parse(`"${literal}"`) as string) : literal;
+        if (top.keys.has(key)) return { key, path: pathOf(stack.length - 1) };
         top.keys.add(key);
         top.lastKey = key;
         top.expectingKey = false;
@@ -85,3 +92,11 @@ export function firstDuplicateKey(text: string): { key: string; path: string } |
   }
   return null;
 }
+
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;

@@ -37,6 +37,27 @@ describe("strict candidate JSON", () => {
     );
   });
 
+  it("finds a key written twice in random JSON, whatever its characters and escapes, with its object's path", () => {
+    const trickyKey = fc.string({
+      unit: fc.constantFrom("a", '"', "\\", "\u00e9", "\n", "}", "[", ",", ":"),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.json({ depthSize: "small" }), { maxLength: 4 }),
+        fc.dictionary(trickyKey, fc.jsonValue({ depthSize: "small" }), { minKeys: 1, maxKeys: 5 }),
+        fc.nat(),
+        (before, object, pick) => {
+          const keys = Object.keys(object);
+          const key = keys[pick % keys.length] as string;
+          const once = JSON.stringify(object);
+          const twice = `${once.slice(0, -1)},${JSON.stringify(key).replace(/a/g, "\\u0061")}:1}`;
+          const text = `{"events":[${[...before, twice].join(",")}]}`;
+          expect(firstDuplicateKey(text)).toEqual({ key, path: `$.events[${before.length}]` });
+        },
+      ),
+    );
+  });
+
   it("refuses trailing text and duplicate keys as schema-invalid, accepts a byte order mark", () => {
     const events = log(fact("m-1", "budget", { quantity: "12500", unit: "USD" }));
     const context = contextOf(events);
