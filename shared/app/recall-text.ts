@@ -65,8 +65,12 @@ export function renderServedRecallText(
   recall: Recall,
   options: RecallTextOptions = {},
 ): { text: string; tokens: number } {
-  const text = renderRecallText(recall, options);
-  const base = countTokens(text);
+  const lines = [...bodyLines(recall), ...footerLines(recall, options)];
+  const text = `${lines.join("\n")}\n`;
+  // The sum of its lines' (see textItemTokens): each line counted once by the memo, not the whole
+  // text on every recall that serves it.
+  let base = 0;
+  for (const line of lines) base += countTokens(`${line}\n`);
   // The note's own tokens depend on its number's digits: grow N until it counts itself.
   let tokens = base + countTokens(servedNote(base));
   for (let next = base + countTokens(servedNote(tokens)); next !== tokens; ) {
@@ -82,8 +86,8 @@ function servedNote(tokens: number): string {
 
 /**
  * What one item costs in the text, its line break included. The text's tokens are the sum of its
- * lines' tokens: every line ends with LF and the next starts with no white space, so cl100k_base's
- * pre-tokeniser never joins two lines into one piece.
+ * lines' tokens: no line is empty, every line ends with LF and the next starts with no white
+ * space, so cl100k_base's pre-tokeniser never joins two lines into one piece.
  */
 export function textItemTokens<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number {
   return countTokens(`${itemLine(section, item)}\n`);
@@ -135,9 +139,26 @@ const ITEM_LINE: { [S in RecallSection]: (item: RecallSectionItems[S]) => string
 };
 
 function itemLine<S extends RecallSection>(section: S, item: RecallSectionItems[S]): string {
-  const line: (item: RecallSectionItems[S]) => string = ITEM_LINE[section];
-  return line(item);
+  if (typeof item !== "object" || !Object.isFrozen(item)) return ITEM_LINE[section](item);
+  // A frozen item (a served artifact's claim, task or conflict: every recall serving it shares
+  // it) renders to the same line every time: rendered once.
+  const rendered = renderedLines[section];
+  let line = rendered.get(item);
+  if (line === undefined) {
+    line = ITEM_LINE[section](item);
+    rendered.set(item, line);
+  }
+  return line;
 }
+const renderedLines: { [S in RecallSection]: WeakMap<object, string> } = {
+  summary: new WeakMap(),
+  claims: new WeakMap(),
+  conflicts: new WeakMap(),
+  tasks: new WeakMap(),
+  tail: new WeakMap(),
+  events: new WeakMap(),
+  matches: new WeakMap(),
+};
 
 function bodyLines(recall: Recall): string[] {
   const lines: string[] = [headerLine(recall)];

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { itemlessRecall, type Recall } from "#app/recall.ts";
-import { renderRecallText, textSkippedTokens } from "#app/recall-text.ts";
+import { renderRecallText, renderServedRecallText, textSkippedTokens } from "#app/recall-text.ts";
 import type { Claim, SequencedEvent, ValueData } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { settled } from "../support/builders.ts";
@@ -550,6 +550,16 @@ describe("recall as text: properties", () => {
         if (recall.summary === null || recall.summary === "") expect(summary).toBeUndefined();
         else expect(summary?.map((line) => readString(line, 0)[0])).toEqual([recall.summary]);
         expect(notes.some((note) => note.startsWith("# more: "))).toBe(recall.nextCursor !== null);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("counts the text it serves as cl100k_base counts the whole text, its own note included", () => {
+    fc.assert(
+      fc.property(recallArb, fc.option(fc.nat(50), { nil: null }), (recall, coldInputs) => {
+        const served = renderServedRecallText(recall, { coldInputs });
+        expect(served.tokens).toBe(countTokens(served.text));
       }),
       { numRuns: 300 },
     );
