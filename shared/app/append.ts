@@ -12,13 +12,14 @@ import {
   checkEventLog,
   type Selection,
   type SelectorVersion,
-  selectInputs,
+  selectInputsPaced,
   selectionDifferences,
 } from "#domain/selector.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import { NotFoundError, StoreContentionError } from "#ports/errors.ts";
 import type { AppendResult, SubjectIndexing } from "#ports/event-log.ts";
+import { neverPause } from "#ports/time.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
 
@@ -46,7 +47,12 @@ export async function appendEvents(
   subject: string,
   batch: readonly unknown[],
 ): Promise<AppendOutcome> {
-  const events: MemoryEvent[] = batch.map((raw) => MemoryEventSchema.parse(raw));
+  const pause = deps.pause ?? neverPause;
+  const events: MemoryEvent[] = [];
+  for (const raw of batch) {
+    await pause();
+    events.push(MemoryEventSchema.parse(raw));
+  }
   const result = await deps.events.append(subject, events);
   // Everything below is bookkeeping a later sweep redoes from committed state if we die here.
   deps.failpoints.hit("after-append");
@@ -213,9 +219,10 @@ async function restorePolicy(deps: StoreDeps, subject: string, next: (stored: St
     const stored = await deps.events.storedPolicy(subject);
     const policy = next(stored);
     const events = checkEventLog(await deps.events.eventsThrough(subject, snapshot.highWater));
+    const pause = deps.pause ?? neverPause;
     const differences = selectionDifferences(
-      selectInputs(events, snapshot.highWater, effectivePolicy(stored)),
-      selectInputs(events, snapshot.highWater, effectivePolicy(policy)),
+      await selectInputsPaced(events, snapshot.highWater, effectivePolicy(stored), pause),
+      await selectInputsPaced(events, snapshot.highWater, effectivePolicy(policy), pause),
     );
     const unchanged = canonicalJson(policy) === canonicalJson(stored);
     const clock = unchanged

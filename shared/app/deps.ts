@@ -6,7 +6,7 @@ import type { JudgePort } from "#ports/judge.ts";
 import type { ModelPort, Prompt } from "#ports/model.ts";
 import type { SnapshotQueue } from "#ports/queue.ts";
 import type { SettingsPort } from "#ports/settings.ts";
-import type { TimeSource } from "#ports/time.ts";
+import type { Pause, TimeSource } from "#ports/time.ts";
 import type { Failpoints } from "./failpoints.ts";
 
 /**
@@ -40,11 +40,16 @@ export interface Deps {
   /** The selector new artifacts are built with (forward recovery may pick v1); default the current one. */
   selectorVersion?: SelectorVersion;
   progress: (line: string) => void;
+  /**
+   * Lets the thread's other work run during a large request (a server's event loop); default:
+   * never pauses (a process serving one request at a time).
+   */
+  pause?: Pause;
 }
 
 /** What each use case needs, and no more: an append needs no model, a publish no prompt. */
-export type StoreDeps = Pick<Deps, "events" | "artifacts" | "queue" | "settings" | "progress">;
-export type AppendDeps = StoreDeps & Pick<Deps, "failpoints" | "newId">;
+export type StoreDeps = Pick<Deps, "events" | "artifacts" | "queue" | "settings" | "progress" | "pause">;
+export type AppendDeps = StoreDeps & Pick<Deps, "failpoints" | "newId" | "pause">;
 export type GenerateDeps = Pick<
   Deps,
   | "events"

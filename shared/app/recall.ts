@@ -15,6 +15,7 @@ import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { canonicalValue } from "#domain/values.ts";
 import { InputError } from "#ports/errors.ts";
+import { neverPause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
 import { searchCold } from "./recall-index.ts";
 import {
@@ -26,7 +27,13 @@ import {
   textItemTokens,
   textSkippedTokens,
 } from "./recall-text.ts";
-import { type PartMeasure, ServedArtifacts, type ServedBody, type ServedIndex } from "./served-artifacts.ts";
+import {
+  type PartMeasure,
+  type PartTokens,
+  ServedArtifacts,
+  type ServedBody,
+  type ServedIndex,
+} from "./served-artifacts.ts";
 
 /**
  * The recall use case: what an agent reads, the published summary with the newer valid events
@@ -263,7 +270,7 @@ function eventInScope(wanted: string | undefined, event: MemoryEvent): boolean {
  * the tail, then cold events matching `query`; what did not fit is counted in `omitted`.
  */
 export async function recall(
-  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  deps: Pick<Deps, "events" | "artifacts" | "settings" | "pause">,
   subject: string,
   options: RecallOptions = {},
 ): Promise<Recall> {
@@ -284,7 +291,7 @@ function textTokens(answer: Recall, options: RecallOptions): number {
 }
 
 async function select(
-  deps: Pick<Deps, "events" | "artifacts" | "settings">,
+  deps: Pick<Deps, "events" | "artifacts" | "settings" | "pause">,
   subject: string,
   options: RecallOptions,
   roomForLeftOut: boolean,
@@ -366,7 +373,9 @@ async function select(
       : NOTHING_OMITTED,
     alias.coversThrough < snapshot.highWater,
   );
-  const parts = serveWithin(budget, body, options.scope, index?.mustPreserveClaims ?? new Set());
+  // Each part's tokens in this rendering, counted once per artifact.
+  const tokens = await body.tokens(budget.measure, deps.pause ?? neverPause);
+  const parts = serveWithin(budget, body, tokens, options.scope, index?.mustPreserveClaims ?? new Set());
   const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail", true);
   const cold = await coldMatches(deps, snapshot, index, options, budget);
   return {
@@ -429,12 +438,11 @@ function reserveFrame(
 function serveWithin(
   budget: TokenBudget,
   served: ServedBody,
+  tokens: PartTokens,
   scope: string | undefined,
   mustPreserveClaims: ReadonlySet<number>,
 ) {
   const { body } = served;
-  // Each part's tokens in this rendering, counted once per artifact.
-  const tokens = served.tokens(budget.measure);
   const claims = body.claims
     .map((claim, index) => ({ claim, index }))
     .filter((c) => inScope(scope, c.claim.scope));

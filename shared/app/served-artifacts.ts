@@ -5,6 +5,7 @@ import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
+import type { Pause } from "#ports/time.ts";
 import { loadColdSearch, RecallIndex } from "./recall-index.ts";
 import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
 
@@ -102,25 +103,38 @@ export interface PartMeasure {
 
 /** A parsed body with the token count of each part, counted once per rendering. */
 export class ServedBody {
-  private readonly counted = new Map<PartMeasure["rendering"], PartTokens>();
+  private readonly counted = new Map<PartMeasure["rendering"], Promise<PartTokens>>();
 
   constructor(readonly body: ConsolidationOutput) {}
 
-  /** Tokens of each claim, pending item and conflict and of the summary, as `measure` counts them. */
-  tokens(measure: PartMeasure): PartTokens {
+  /**
+   * Tokens of each claim, pending item and conflict and of the summary, as `measure` counts them;
+   * counted once (recalls arriving meanwhile wait for the same count), pausing between parts.
+   */
+  tokens(measure: PartMeasure, pause: Pause): Promise<PartTokens> {
     let tokens = this.counted.get(measure.rendering);
     if (!tokens) {
-      tokens = {
-        claims: this.body.claims.map((claim) => measure.item("claims", claim)),
-        pending: this.body.pending.map((item) => measure.item("tasks", item)),
-        unresolvedConflicts: this.body.unresolvedConflicts.map((conflict) =>
-          measure.item("conflicts", conflict),
-        ),
-        summary: measure.item("summary", this.body.summary),
-      };
+      tokens = this.count(measure, pause);
       this.counted.set(measure.rendering, tokens);
     }
     return tokens;
+  }
+
+  private async count(measure: PartMeasure, pause: Pause): Promise<PartTokens> {
+    const each = async <S extends RecallSection>(section: S, items: readonly RecallSectionItems[S][]) => {
+      const counts: number[] = [];
+      for (const item of items) {
+        await pause();
+        counts.push(measure.item(section, item));
+      }
+      return counts;
+    };
+    return {
+      claims: await each("claims", this.body.claims),
+      pending: await each("tasks", this.body.pending),
+      unresolvedConflicts: await each("conflicts", this.body.unresolvedConflicts),
+      summary: measure.item("summary", this.body.summary),
+    };
   }
 }
 

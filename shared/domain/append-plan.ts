@@ -46,6 +46,8 @@ export interface AppendReads {
   loadEvents(ids: readonly string[]): Promise<Map<string, StoredEvent>>;
   /** Index entries by (key, scope); absent when nothing asserted on it yet. */
   loadIndex(keyScopes: ReadonlyArray<{ key: string; scope: string }>): Promise<ConflictIndexEntry[]>;
+  /** Called between the batch's events: lets the store's other work run during a large batch. */
+  pause?: () => Promise<void>;
 }
 
 export interface AppendPlan {
@@ -93,10 +95,12 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
   const linkTargets = batch.flatMap((event) => [...(event.revokes ?? []), ...(event.supersedes ?? [])]);
   const stored = await reads.loadEvents([...new Set([...ids, ...linkTargets])]);
 
+  const pause = pauseOf(reads);
   const duplicates: string[] = [];
   const conflicting: string[] = [];
   const fresh: MemoryEvent[] = [];
   for (const event of batch) {
+    await pause();
     const existing = stored.get(event.eventId);
     if (!existing) fresh.push(event);
     else if (existing.hash === eventHash(withoutSequence(event))) duplicates.push(event.eventId);
@@ -107,14 +111,16 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
   // Sequences continue the clock in batch order; links may only point at earlier events.
   const sequenceOf = new Map<string, number>();
   for (const [id, record] of stored) sequenceOf.set(id, record.event.sequence);
-  const newEvents = fresh.map((event, index) => {
+  const newEvents: AppendPlan["newEvents"] = [];
+  for (const event of fresh) {
+    await pause();
     const sequenced: SequencedEvent = {
       ...withoutSequence(event),
-      sequence: reads.clock.highWater + index + 1,
+      sequence: reads.clock.highWater + newEvents.length + 1,
     };
     sequenceOf.set(event.eventId, sequenced.sequence);
-    return { event: sequenced, hash: eventHash(withoutSequence(event)) };
-  });
+    newEvents.push({ event: sequenced, hash: eventHash(withoutSequence(event)) });
+  }
   const problems: string[] = [];
   const actorsAdded = new Map<string, string[]>();
   const epochReasons: string[] = [];
@@ -153,6 +159,10 @@ export async function planAppend(batch: readonly MemoryEvent[], reads: AppendRea
     epochReasons,
     validityChanged: changed.length > 0,
   };
+}
+
+function pauseOf(reads: AppendReads): () => Promise<void> {
+  return reads.pause ?? (() => Promise.resolve());
 }
 
 function withoutSequence(event: MemoryEvent): MemoryEvent {
@@ -262,6 +272,7 @@ async function planIndex(
   reads: AppendReads,
   epochReasons: string[],
 ): Promise<ConflictIndexEntry[]> {
+  const pause = pauseOf(reads);
   const touched = new Map<string, { key: string; scope: string }>();
   for (const { event } of newEvents)
     for (const assertion of event.assertions ?? [])
@@ -276,6 +287,7 @@ async function planIndex(
     // The valid new events' assertions grouped by (key, scope): one pass, not one per key.
     const added = new Map<string, Array<{ assertion: Assertion; event: SequencedEvent }>>();
     for (const { event } of newEvents) {
+      await pause();
       if (!(await standings.isValidInput(event.eventId))) continue;
       for (const assertion of event.assertions ?? []) {
         const id = keyScope(assertion.key, assertion.scope);
@@ -285,6 +297,7 @@ async function planIndex(
       }
     }
     for (const [id, { key, scope }] of touched) {
+      await pause();
       if (rules.covers(key, scope)) {
         // Readings never conflict; what matters is whether the value that holds changed.
         if (!added.has(id)) continue;
@@ -319,7 +332,8 @@ async function planIndex(
   }
 
   const written = new Map<string, ConflictIndexEntry>();
-  for (const { event } of newEvents)
+  for (const { event } of newEvents) {
+    await pause();
     for (const assertion of event.assertions ?? []) {
       const id = keyScope(assertion.key, assertion.scope);
       let entry = written.get(id);
@@ -329,6 +343,7 @@ async function planIndex(
       }
       addHolder(entry, assertion, event);
     }
+  }
   return [...touched.keys()].map((id) => written.get(id) as ConflictIndexEntry);
 }
 

@@ -112,11 +112,57 @@ export function selectInputs(
   policy: TrustPolicy,
   version: SelectorVersion = SELECTOR_VERSION,
 ): Selection {
+  return finished(selectionSteps(events, highWater, policy, version));
+}
+
+/**
+ * `selectInputs` letting other work run between its steps (`pause`): the same selection, for a
+ * server thread that must not stall while it selects over a large log.
+ */
+export function selectInputsPaced(
+  events: readonly SequencedEvent[],
+  highWater: number,
+  policy: TrustPolicy,
+  pause: () => Promise<void>,
+  version: SelectorVersion = SELECTOR_VERSION,
+): Promise<Selection> {
+  return paced(selectionSteps(events, highWater, policy, version), pause);
+}
+
+/** Work that stops between steps (`yield`), so its caller may let other work run there. */
+type Steps<T> = Generator<void, T, void>;
+
+/** Items a step handles before it stops. */
+const ITEMS_PER_STEP = 64;
+
+function finished<T>(steps: Steps<T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+async function paced<T>(steps: Steps<T>, pause: () => Promise<void>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await pause();
+  }
+}
+
+function* selectionSteps(
+  events: readonly SequencedEvent[],
+  highWater: number,
+  policy: TrustPolicy,
+  version: SelectorVersion,
+): Steps<Selection> {
   const actorsOf = actorsByTarget(events);
   const standings = new Map<string, Standing>();
   const invalid = new Map<string, InvalidReason>();
   const validInputs: SequencedEvent[] = [];
+  let handled = 0;
   for (const event of [...events].sort((a, b) => b.sequence - a.sequence)) {
+    if (++handled % ITEMS_PER_STEP === 0) yield;
     const actors = (actorsOf.get(event.eventId) ?? []).flatMap((actor): ActorStanding[] => {
       const standing = standings.get(actor.eventId);
       return standing ? [{ effect: actor.effect, standing }] : [];
@@ -136,8 +182,8 @@ export function selectInputs(
     validInputs,
     validIds: new Set(validInputs.map((event) => event.eventId)),
     invalid,
-    conflicts: findConflicts(validInputs, version, rules),
-    readings: findReadings(validInputs, rules),
+    conflicts: yield* conflictSteps(validInputs, version, rules),
+    readings: yield* readingSteps(validInputs, rules),
   };
 }
 
@@ -156,8 +202,18 @@ export function findConflicts(
   version: SelectorVersion = SELECTOR_VERSION,
   rules: ReadingRules = new ReadingRules([]),
 ): Conflict[] {
+  return finished(conflictSteps(validInputs, version, rules));
+}
+
+function* conflictSteps(
+  validInputs: readonly SequencedEvent[],
+  version: SelectorVersion,
+  rules: ReadingRules,
+): Steps<Conflict[]> {
   const byKeyScope = new KeyScopeMap<{ key: string; scope: string; positions: PositionSet }>();
-  for (const event of validInputs)
+  let handled = 0;
+  for (const event of validInputs) {
+    if (++handled % ITEMS_PER_STEP === 0) yield;
     for (const assertion of event.assertions ?? [])
       if (!rules.covers(assertion.key, assertion.scope))
         byKeyScope
@@ -167,9 +223,11 @@ export function findConflicts(
             positions: new PositionSet(),
           }))
           .positions.add(assertion.polarity, assertion.value, event.eventId);
+  }
   const contradictions = contradictionsOf(version);
   const conflicts: Conflict[] = [];
   for (const entry of byKeyScope.values()) {
+    if (++handled % ITEMS_PER_STEP === 0) yield;
     if (entry.positions.size < 2) continue;
     const positions = entry.positions.positions();
     const found: Contradictions = contradictions(positions);
@@ -197,6 +255,10 @@ export function findConflicts(
  * positions are current, and every position no latest assertion holds is an earlier reading.
  */
 export function findReadings(validInputs: readonly SequencedEvent[], rules: ReadingRules): Readings[] {
+  return finished(readingSteps(validInputs, rules));
+}
+
+function* readingSteps(validInputs: readonly SequencedEvent[], rules: ReadingRules): Steps<Readings[]> {
   if (rules.empty) return [];
   const byKeyScope = new KeyScopeMap<{
     key: string;
@@ -205,7 +267,9 @@ export function findReadings(validInputs: readonly SequencedEvent[], rules: Read
     positions: PositionSet;
     latestPositions: Map<string, Set<string>>;
   }>();
+  let handled = 0;
   for (const event of validInputs) {
+    if (++handled % ITEMS_PER_STEP === 0) yield;
     const at = readingAt(event.occurredAt);
     for (const assertion of event.assertions ?? []) {
       if (!rules.covers(assertion.key, assertion.scope)) continue;
@@ -227,6 +291,7 @@ export function findReadings(validInputs: readonly SequencedEvent[], rules: Read
   }
   const found: Readings[] = [];
   for (const entry of byKeyScope.values()) {
+    if (++handled % ITEMS_PER_STEP === 0) yield;
     const latest = latestOf(entry.readings) as ReadingTime;
     const current = entry.latestPositions.get(latest.eventId) ?? new Set<string>();
     const held = entry.positions.positions().map((position) => ({

@@ -62,7 +62,7 @@ export function eventRoutes(deps: Deps) {
   return resourceRouter()
     .openapi(append, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
-      const events = await readEvents(c.req.raw);
+      const events = await readEvents(c.req.raw, deps.pause);
       const outcome = await appendEvents(deps, subject, events);
       return c.json(
         {

@@ -6,6 +6,7 @@ import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
 import { parseStrictJson } from "#domain/strict-json.ts";
 import { decodeStrictUtf8 } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
+import { neverPause, type Pause } from "#ports/time.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
 import { Answers } from "./components.ts";
@@ -201,7 +202,7 @@ export async function readJson(request: Request): Promise<unknown> {
  * before anything is appended; the first bad one is named by its index and field. `sequence` is
  * the store's to assign and is dropped.
  */
-export async function readEvents(request: Request): Promise<MemoryEvent[]> {
+export async function readEvents(request: Request, pause: Pause = neverPause): Promise<MemoryEvent[]> {
   let raw: unknown[];
   if (mediaType(request) === "application/x-ndjson") {
     const lines = (await readText(request)).split("\n");
@@ -219,15 +220,18 @@ export async function readEvents(request: Request): Promise<MemoryEvent[]> {
     if (raw.length > MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
   }
   if (raw.length === 0) throw invalid("events", "send at least one event");
-  return raw.map((item, index) => {
+  const events: MemoryEvent[] = [];
+  for (const [index, item] of raw.entries()) {
+    await pause();
     const parsed = MemoryEvent.safeParse(item);
     if (!parsed.success) {
       const { field, message } = firstIssue(parsed.error, "", { lead: "." });
       throw invalid(`events[${index}]${field}`, message);
     }
     const { sequence: _sequence, ...event } = parsed.data;
-    return event;
-  });
+    events.push(event);
+  }
+  return events;
 }
 
 function tooManyEvents(): HttpProblemError {

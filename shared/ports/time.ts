@@ -10,3 +10,13 @@ export type TimeSource = () => Date;
 
 /** Milliseconds from an arbitrary origin that never goes back (`performance.now`): durations only. */
 export type Stopwatch = () => number;
+
+/**
+ * Lets the other work of this thread run (a server's other requests) once the caller has run for a
+ * slice: a long loop calls it between items, so no request holds the thread for long. Resolves at
+ * once otherwise. It changes when work is done, never what it computes.
+ */
+export type Pause = () => Promise<void>;
+
+/** Never lets anything else run: a process serving one request at a time (a Lambda), or a test. */
+export const neverPause: Pause = () => Promise.resolve();

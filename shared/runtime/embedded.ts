@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore, StoreHomeError } from "#adapters/embedded/sqlite-store.ts";
 import { modelNamed, modelOptionsFromEnv } from "#adapters/models/models.ts";
+import { pauseBetweenSlices } from "#adapters/time-slices.ts";
 import type { Deps } from "#app/deps.ts";
 import { parseFailpoints } from "#app/failpoints.ts";
 import { DEFAULT_PROMPT_VERSION } from "#app/prompts.ts";
@@ -78,7 +79,7 @@ export async function openEmbeddedRuntime(options: EmbeddedRuntimeOptions): Prom
         : new InputError(error instanceof Error ? error.message : String(error), { cause: error });
     }
     if (options.store === "embedded") await migrateSelectors(deps);
-    return { deps, close: () => stores.close() };
+    return { deps: { ...deps, pause: pauseBetweenSlices }, close: () => stores.close() };
   } catch (error) {
     stores.close();
     throw error;
@@ -97,7 +98,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     );
   let store: SqliteStore;
   try {
-    store = SqliteStore.open(resolve(home));
+    store = SqliteStore.open(resolve(home), { pause: pauseBetweenSlices });
   } catch (error) {
     // A home that cannot hold a store (a file, no permission) is the user's to fix: exit 2.
     if (error instanceof StoreHomeError) throw new InputError(error.message, { cause: error });

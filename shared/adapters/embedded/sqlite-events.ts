@@ -8,6 +8,7 @@ import { DEFAULT_TRUST_POLICY, StoredPolicy as StoredPolicySchema } from "#domai
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import { translatePlanError } from "#ports/errors.ts";
 import type { AppendResult, Clock } from "#ports/event-log.ts";
+import type { Pause } from "#ports/time.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 import { readSettings } from "./sqlite-settings.ts";
 
@@ -86,6 +87,7 @@ export async function appendEvents(
   db: SqliteConnection,
   subject: string,
   events: readonly MemoryEvent[],
+  pause: Pause,
 ): Promise<AppendResult> {
   const clock = readClock(db, subject);
   let plan: AppendPlan;
@@ -95,11 +97,12 @@ export async function appendEvents(
       policy: effectivePolicy(clock.policy),
       loadEvents: async (ids) => eventsById(db, subject, ids),
       loadIndex: async (keyScopes) => loadIndex(db, subject, keyScopes),
+      pause,
     });
   } catch (error) {
     throw translatePlanError(subject, error);
   }
-  applyPlan(db, subject, plan, clock.policy);
+  await applyPlan(db, subject, plan, clock.policy, pause);
   return {
     appended: plan.newEvents.map((entry) => entry.event.eventId),
     duplicates: plan.duplicates,
@@ -111,11 +114,18 @@ export async function appendEvents(
   };
 }
 
-function applyPlan(db: SqliteConnection, subject: string, plan: AppendPlan, policy: StoredPolicy): void {
+async function applyPlan(
+  db: SqliteConnection,
+  subject: string,
+  plan: AppendPlan,
+  policy: StoredPolicy,
+  pause: Pause,
+): Promise<void> {
   const insertEvent = db.statement(
     "INSERT INTO events (subject, event_id, sequence, hash, body) VALUES (?, ?, ?, ?, ?)",
   );
   for (const { event, hash } of plan.newEvents) {
+    await pause();
     const { sequence, ...content } = event;
     insertEvent.run(subject, event.eventId, sequence, hash, JSON.stringify(content));
   }
@@ -177,18 +187,25 @@ export function eventsById(
 }
 
 /** Every stored event whose sequence meets `condition` (one `?`, bound to `bound`), ascending. */
-export function eventsWhere(
+export async function eventsWhere(
   db: SqliteConnection,
   subject: string,
   condition: "sequence <= ?" | "sequence > ?",
   bound: number,
-): SequencedEvent[] {
+  pause: Pause,
+): Promise<SequencedEvent[]> {
+  // Read at once (one statement, one database state); decoded with pauses between events.
   const rows = db
     .statement(
       `SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND ${condition} ORDER BY sequence`,
     )
     .all(subject, bound) as EventRow[];
-  return rows.map(decodeRow);
+  const events: SequencedEvent[] = [];
+  for (const row of rows) {
+    await pause();
+    events.push(decodeRow(row));
+  }
+  return events;
 }
 
 /** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */

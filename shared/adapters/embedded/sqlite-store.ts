@@ -21,6 +21,7 @@ import type { ArtifactContents, ArtifactStore } from "#ports/artifacts.ts";
 import type { AppendResult, Clock, EventLog, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
 import { snapshotOf } from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
+import { neverPause, type Pause } from "#ports/time.ts";
 import { BlobArtifactFiles } from "../artifact-files.ts";
 import { publishIfUnchanged, readAlias } from "./sqlite-alias.ts";
 import { getRecord, listRecords, recordArtifact, updateRecordWhere } from "./sqlite-artifacts.ts";
@@ -53,6 +54,11 @@ export class StoreHomeError extends Error {
   }
 }
 
+export interface SqliteStoreOptions {
+  /** Called between the events of a large batch or read (default: never pauses). */
+  pause?: Pause;
+}
+
 /**
  * The embedded store: every port but the queue over one home folder, holding the SQLite database
  * (`sqlite-database.ts`: events, clock, conflict index, alias, artifact records, settings) and the
@@ -75,9 +81,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
    * Opens (creating when absent) the store in `home`; a home that is a file, unwritable or on a
    * read-only file system is a StoreHomeError saying which, never a stack trace.
    */
-  static open(home: string): SqliteStore {
+  static open(home: string, options: SqliteStoreOptions = {}): SqliteStore {
     try {
-      return new SqliteStore(home);
+      return new SqliteStore(home, options);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? "";
       const why =
@@ -92,7 +98,10 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     }
   }
 
-  constructor(home: string) {
+  private readonly pause: Pause;
+
+  constructor(home: string, options: SqliteStoreOptions = {}) {
+    this.pause = options.pause ?? neverPause;
     mkdirSync(home, { recursive: true });
     this.db = new SqliteDatabase(join(home, SqliteStore.FILE));
     this.files = new BlobArtifactFiles(new WriteOnceFiles(home));
@@ -110,19 +119,19 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   // The event log and its clock (sqlite-events.ts).
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    return this.db.write((db) => appendEvents(db, subject, events));
+    return this.db.write((db) => appendEvents(db, subject, events, this.pause));
   }
 
   snapshot(subject: string): Promise<Snapshot> {
     return this.db.readTogether((db) => snapshotOf(subject, readClock(db, subject), readAlias(db, subject)));
   }
 
-  eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
-    return this.db.read((db) => eventsWhere(db, subject, "sequence <= ?", highWater));
+  async eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]> {
+    return await this.db.read((db) => eventsWhere(db, subject, "sequence <= ?", highWater, this.pause));
   }
 
-  eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
-    return this.db.read((db) => eventsWhere(db, subject, "sequence > ?", after));
+  async eventsAfter(subject: string, after: number): Promise<SequencedEvent[]> {
+    return await this.db.read((db) => eventsWhere(db, subject, "sequence > ?", after, this.pause));
   }
 
   eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]> {
