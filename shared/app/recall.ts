@@ -326,7 +326,7 @@ async function select(
   const served = ServedArtifacts.of(deps.artifacts);
   let body: ServedBody;
   try {
-    body = await served.body(subject, alias.parentArtifactId);
+    body = await served.body(subject, alias.parentArtifactId, deps.pause);
   } catch (error) {
     // A missing or damaged body never fails a recall: the raw layer answers, saying why.
     return raw(

@@ -1,11 +1,19 @@
 import type MiniSearch from "minisearch";
 import { z } from "zod";
 import { deepFreeze } from "#domain/frozen.ts";
-import type { ConsolidationOutput } from "#domain/schemas.ts";
-import { ConsolidationOutput as ConsolidationOutputSchema } from "#domain/schemas.ts";
+import {
+  Claim,
+  ConflictRef,
+  type ConsolidationOutput,
+  ConsolidationOutput as ConsolidationOutputSchema,
+  loneSurrogatePath,
+  MAX_NESTING_DEPTH,
+  nestsDeeperThan,
+  PendingItem,
+} from "#domain/schemas.ts";
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
-import type { Pause } from "#ports/time.ts";
+import { neverPause, type Pause } from "#ports/time.ts";
 import { loadColdSearch, RecallIndex } from "./recall-index.ts";
 import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
 
@@ -39,12 +47,15 @@ export class ServedArtifacts {
 
   private constructor(private readonly store: ArtifactFiles) {}
 
-  /** The artifact's body, parsed with the candidate schema (a damaged body throws, every time). */
-  body(subject: string, artifactId: string): Promise<ServedBody> {
+  /**
+   * The artifact's body, parsed with the candidate schema a part at a time, pausing between parts
+   * (a damaged body throws the schema's error, every time).
+   */
+  body(subject: string, artifactId: string, pause: Pause = neverPause): Promise<ServedBody> {
     return this.cached(`body\u0000${subject}\u0000${artifactId}`, async () => {
       const raw = await this.store.readArtifact(subject, artifactId);
       return {
-        value: new ServedBody(deepFreeze(ConsolidationOutputSchema.parse(raw))),
+        value: new ServedBody(await parsedBody(raw, pause)),
         size: JSON.stringify(raw).length,
       };
     });
@@ -161,4 +172,51 @@ export class ServedIndex {
     this.loaded ??= loadColdSearch(this.index);
     return this.loaded;
   }
+}
+
+/**
+ * A stored body parsed as `ConsolidationOutput` parses it, each claim, pending item and conflict on
+ * its own with a pause before it, frozen throughout: the same value, without holding the thread
+ * for the whole of a large summary. Anything this reading does not accept is parsed whole, so a
+ * damaged body throws exactly the schema's error.
+ */
+export async function parsedBody(raw: unknown, pause: Pause): Promise<ConsolidationOutput> {
+  const whole = () => deepFreeze(ConsolidationOutputSchema.parse(raw));
+  if (typeof raw !== "object" || raw === null || nestsDeeperThan(raw, MAX_NESTING_DEPTH)) return whole();
+  const { claims, pending, unresolvedConflicts, ...rest } = raw as Record<string, unknown>;
+  if (!Array.isArray(claims) || !Array.isArray(pending) || !Array.isArray(unresolvedConflicts))
+    return whole();
+  const envelope = ConsolidationOutputSchema.safeParse({
+    ...rest,
+    claims: [],
+    pending: [],
+    unresolvedConflicts: [],
+  });
+  if (!envelope.success) return whole();
+  const each = async <T>(
+    items: unknown[],
+    schema: { safeParse(item: unknown): { success: boolean; data?: T } },
+  ) => {
+    const parsed: T[] = [];
+    for (const item of items) {
+      await pause();
+      const one = schema.safeParse(item);
+      if (!one.success) return null;
+      parsed.push(deepFreeze(one.data as T));
+    }
+    return parsed;
+  };
+  const parts = {
+    claims: await each<Claim>(claims, Claim),
+    pending: await each<PendingItem>(pending, PendingItem),
+    unresolvedConflicts: await each<ConflictRef>(unresolvedConflicts, ConflictRef),
+  };
+  if (parts.claims === null || parts.pending === null || parts.unresolvedConflicts === null) return whole();
+  const body: ConsolidationOutput = {
+    ...envelope.data,
+    claims: parts.claims,
+    pending: parts.pending,
+    unresolvedConflicts: parts.unresolvedConflicts,
+  };
+  return loneSurrogatePath(body) === null ? deepFreeze(body) : whole();
 }

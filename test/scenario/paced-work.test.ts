@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,9 +6,10 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents, changeTrustPolicy } from "#app/append.ts";
 import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
+import { parsedBody } from "#app/served-artifacts.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { effectivePolicy } from "#domain/readings.ts";
-import { DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
+import { ConsolidationOutput, DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { selectInputs, selectInputsPaced } from "#domain/selector.ts";
 import { neverPause, type Pause } from "#ports/time.ts";
 import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
@@ -136,6 +137,43 @@ describe("large requests let the thread's other work run", () => {
       expect(again.value).toEqual(first.value);
     } finally {
       store.close();
+    }
+  });
+
+  it("a summary body parsed a part at a time is the body parsed whole; a damaged one throws the whole parse's error", async () => {
+    const folder = join(import.meta.dirname, "../fixtures/model-answers");
+    const answers = readdirSync(folder, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .flatMap((entry) =>
+        readdirSync(join(folder, entry.name))
+          .filter((file) => /^answer.*\.json$/.test(file))
+          .map(
+            (file) =>
+              JSON.parse(readFileSync(join(folder, entry.name, file), "utf8")) as Record<string, unknown>,
+          ),
+      )
+      .filter((answer) => ConsolidationOutput.safeParse(answer).success);
+    expect(answers.length).toBeGreaterThanOrEqual(8);
+    for (const answer of answers) {
+      const { value, turns } = await turnsDuring(() => parsedBody(answer, everyTurn));
+      expect(value).toEqual(ConsolidationOutput.parse(answer));
+      expect(Object.isFrozen(value) && value.claims.every((claim) => Object.isFrozen(claim.value))).toBe(
+        true,
+      );
+      expect(turns).toBeGreaterThanOrEqual(value.claims.length);
+    }
+    const sample = answers[0] as Record<string, unknown>;
+    const damaged = [
+      { ...sample, claims: [...(sample.claims as unknown[]), { key: 1 }] },
+      { ...sample, summary: 7 },
+      { ...sample, pending: "none" },
+      { ...sample, claims: [{ ...(sample.claims as Array<Record<string, unknown>>)[0], text: "\ud800" }] },
+      [sample],
+    ];
+    for (const body of damaged) {
+      const whole = ConsolidationOutput.safeParse(body);
+      expect(whole.success).toBe(false);
+      await expect(parsedBody(body, everyTurn)).rejects.toThrow(whole.error?.message);
     }
   });
 });
