@@ -11,8 +11,8 @@ import { takeSnapshot } from "#app/snapshot.ts";
 import { effectivePolicy } from "#domain/readings.ts";
 import { ConsolidationOutput, DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { selectInputs, selectInputsPaced } from "#domain/selector.ts";
+import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
 import { neverPause, type Pause } from "#ports/time.ts";
-import { depsOver, factsBatch } from "./pipeline-scenarios.ts";
 
 // A server thread answers many requests: the largest accepted ones (a 1,000-event batch, a policy
 // change over a long log, the first recall of a large summary) let the thread's other work run
