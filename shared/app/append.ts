@@ -255,7 +255,7 @@ async function restorePolicy(deps: StoreDeps, subject: string, next: (stored: St
 
 /** Marks STALE every live artifact that used an input which is no longer valid; requests a rebuild. */
 export async function invalidate(
-  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress">,
+  deps: Pick<Deps, "events" | "artifacts" | "queue" | "progress" | "pause">,
   subject: string,
   options: { send?: boolean } = {},
 ): Promise<{ staled: string[]; rebuildRequested: boolean }> {

@@ -4,8 +4,9 @@ import {
   SELECTOR_VERSION,
   type Selection,
   type SelectorVersion,
-  selectInputs,
+  selectInputsPaced,
 } from "#domain/selector.ts";
+import { neverPause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
 
 /**
@@ -16,7 +17,7 @@ import type { Deps } from "./deps.ts";
 
 /** The events through `highWater` and which of them are valid inputs, under the subject's policy. */
 export async function readSelection(
-  deps: Pick<Deps, "events">,
+  deps: Pick<Deps, "events" | "pause">,
   subject: string,
   highWater: number,
   version: SelectorVersion = SELECTOR_VERSION,
@@ -25,5 +26,12 @@ export async function readSelection(
     deps.events.eventsThrough(subject, highWater),
     deps.events.trustPolicy(subject),
   ]);
-  return { events, selection: selectInputs(checkEventLog(events), highWater, policy, version) };
+  const selection = await selectInputsPaced(
+    checkEventLog(events),
+    highWater,
+    policy,
+    deps.pause ?? neverPause,
+    version,
+  );
+  return { events, selection };
 }
