@@ -19,7 +19,7 @@ import { StandingResolver } from "#domain/standing-resolver.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import { NotFoundError, StoreContentionError } from "#ports/errors.ts";
 import type { AppendResult, SubjectIndexing } from "#ports/event-log.ts";
-import { neverPause } from "#ports/time.ts";
+import { mapWithPauses, neverPause } from "#ports/time.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
 
@@ -47,12 +47,9 @@ export async function appendEvents(
   subject: string,
   batch: readonly unknown[],
 ): Promise<AppendOutcome> {
-  const pause = deps.pause ?? neverPause;
-  const events: MemoryEvent[] = [];
-  for (const raw of batch) {
-    await pause();
-    events.push(MemoryEventSchema.parse(raw));
-  }
+  const events: MemoryEvent[] = await mapWithPauses(batch, deps.pause ?? neverPause, (raw) =>
+    MemoryEventSchema.parse(raw),
+  );
   const result = await deps.events.append(subject, events);
   // Everything below is bookkeeping a later sweep redoes from committed state if we die here.
   deps.failpoints.hit("after-append");

@@ -13,7 +13,7 @@ import {
 } from "#domain/schemas.ts";
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
-import { neverPause, type Pause } from "#ports/time.ts";
+import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
 import { loadColdSearch, RecallIndex } from "./recall-index.ts";
 import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
 
@@ -132,14 +132,8 @@ export class ServedBody {
   }
 
   private async count(measure: PartMeasure, pause: Pause): Promise<PartTokens> {
-    const each = async <S extends RecallSection>(section: S, items: readonly RecallSectionItems[S][]) => {
-      const counts: number[] = [];
-      for (const item of items) {
-        await pause();
-        counts.push(measure.item(section, item));
-      }
-      return counts;
-    };
+    const each = <S extends RecallSection>(section: S, items: readonly RecallSectionItems[S][]) =>
+      mapWithPauses(items, pause, (item) => measure.item(section, item));
     return {
       claims: await each("claims", this.body.claims),
       pending: await each("tasks", this.body.pending),
@@ -193,30 +187,18 @@ export async function parsedBody(raw: unknown, pause: Pause): Promise<Consolidat
     unresolvedConflicts: [],
   });
   if (!envelope.success) return whole();
-  const each = async <T>(
-    items: unknown[],
-    schema: { safeParse(item: unknown): { success: boolean; data?: T } },
-  ) => {
-    const parsed: T[] = [];
-    for (const item of items) {
-      await pause();
-      const one = schema.safeParse(item);
-      if (!one.success) return null;
-      parsed.push(deepFreeze(one.data as T));
-    }
-    return parsed;
-  };
-  const parts = {
-    claims: await each<Claim>(claims, Claim),
-    pending: await each<PendingItem>(pending, PendingItem),
-    unresolvedConflicts: await each<ConflictRef>(unresolvedConflicts, ConflictRef),
-  };
-  if (parts.claims === null || parts.pending === null || parts.unresolvedConflicts === null) return whole();
-  const body: ConsolidationOutput = {
-    ...envelope.data,
-    claims: parts.claims,
-    pending: parts.pending,
-    unresolvedConflicts: parts.unresolvedConflicts,
-  };
+  let body: ConsolidationOutput;
+  try {
+    body = {
+      ...envelope.data,
+      claims: await mapWithPauses(claims, pause, (claim) => deepFreeze(Claim.parse(claim))),
+      pending: await mapWithPauses(pending, pause, (item) => deepFreeze(PendingItem.parse(item))),
+      unresolvedConflicts: await mapWithPauses(unresolvedConflicts, pause, (conflict) =>
+        deepFreeze(ConflictRef.parse(conflict)),
+      ),
+    };
+  } catch {
+    return whole();
+  }
   return loneSurrogatePath(body) === null ? deepFreeze(body) : whole();
 }

@@ -6,7 +6,7 @@ import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
 import { parseStrictJson } from "#domain/strict-json.ts";
 import { decodeStrictUtf8 } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
-import { neverPause, type Pause } from "#ports/time.ts";
+import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
 import { Answers } from "./components.ts";
@@ -220,18 +220,15 @@ export async function readEvents(request: Request, pause: Pause = neverPause): P
     if (raw.length > MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
   }
   if (raw.length === 0) throw invalid("events", "send at least one event");
-  const events: MemoryEvent[] = [];
-  for (const [index, item] of raw.entries()) {
-    await pause();
+  return mapWithPauses(raw, pause, (item, index) => {
     const parsed = MemoryEvent.safeParse(item);
     if (!parsed.success) {
       const { field, message } = firstIssue(parsed.error, "", { lead: "." });
       throw invalid(`events[${index}]${field}`, message);
     }
     const { sequence: _sequence, ...event } = parsed.data;
-    events.push(event);
-  }
-  return events;
+    return event;
+  });
 }
 
 function tooManyEvents(): HttpProblemError {

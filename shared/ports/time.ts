@@ -20,3 +20,17 @@ export type Pause = () => Promise<void>;
 
 /** Never lets anything else run: a process serving one request at a time (a Lambda), or a test. */
 export const neverPause: Pause = () => Promise.resolve();
+
+/** `items.map(map)`, pausing before each item: the loop every large request runs on a serving thread. */
+export async function mapWithPauses<T, U>(
+  items: readonly T[],
+  pause: Pause,
+  map: (item: T, index: number) => U,
+): Promise<U[]> {
+  const mapped: U[] = [];
+  for (const [index, item] of items.entries()) {
+    await pause();
+    mapped.push(map(item, index));
+  }
+  return mapped;
+}

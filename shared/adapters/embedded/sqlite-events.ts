@@ -8,7 +8,7 @@ import { DEFAULT_TRUST_POLICY, StoredPolicy as StoredPolicySchema } from "#domai
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import { translatePlanError } from "#ports/errors.ts";
 import type { AppendResult, Clock } from "#ports/event-log.ts";
-import type { Pause } from "#ports/time.ts";
+import { mapWithPauses, type Pause } from "#ports/time.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 import { readSettings } from "./sqlite-settings.ts";
 
@@ -200,12 +200,7 @@ export async function eventsWhere(
       `SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND ${condition} ORDER BY sequence`,
     )
     .all(subject, bound) as EventRow[];
-  const events: SequencedEvent[] = [];
-  for (const row of rows) {
-    await pause();
-    events.push(decodeRow(row));
-  }
-  return events;
+  return mapWithPauses(rows, pause, decodeRow);
 }
 
 /** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */
