@@ -10,11 +10,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { METRIC_NAMESPACE, MetricNames, SERVICE_NAME } from "#observability/metric-names.ts";
 import { API_ROLES, API_ROUTES, routesOf } from "#runtime/api-roles.ts";
 import { INFERENCE_PROFILE_REGIONS } from "../../cdk/lib/bedrock-access.ts";
-import {
-  AUDIT_HEARTBEAT_HOURS,
-  QUEUE_AGE_ALARM_SECONDS,
-  type TenantStack,
-} from "../../cdk/lib/tenant-stack.ts";
+import { AUDIT_HEARTBEAT_HOURS, QUEUE_AGE_ALARM_SECONDS } from "../../cdk/lib/tenant-monitoring.ts";
+import type { TenantStack } from "../../cdk/lib/tenant-stack.ts";
 import { parseTenants, TenantsError } from "../../cdk/lib/tenants.ts";
 import {
   actionsOf,
