@@ -1,7 +1,7 @@
 import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { ArtifactRecord, ArtifactStatus } from "#ports/artifact-records.ts";
 import { AlreadyWrittenError } from "#ports/errors.ts";
-import { artifactSk, isConditionFailure, pk, recordOf } from "./dynamo-items.ts";
+import { artifactSk, conditionalWrite, isConditionFailure, pk, recordOf } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
 
 /**
@@ -63,8 +63,8 @@ export async function updateRecordWhere(
 ): Promise<boolean> {
   if (from.length === 0) return false;
   const statuses = Object.fromEntries(from.map((status, index) => [`:from${index}`, status]));
-  try {
-    await table.doc.send(
+  return conditionalWrite(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: pk(subject), sk: artifactSk(artifactId) },
@@ -73,10 +73,6 @@ export async function updateRecordWhere(
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: { ...values, ...statuses, ":fresh": false },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }

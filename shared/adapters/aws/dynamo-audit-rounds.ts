@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { AuditCheckpoint } from "#ports/audit-rounds.ts";
-import { isConditionFailure } from "./dynamo-items.ts";
+import { conditionalWrite } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
 
 /** The audit's checkpoint: one item outside every subject's partition, like the settings. */
@@ -21,8 +21,8 @@ export async function saveAuditCheckpoint(
   next: AuditCheckpoint,
   expectedVersion: number | null,
 ): Promise<boolean> {
-  try {
-    await table.doc.send(
+  return conditionalWrite(
+    table.doc.send(
       new PutCommand({
         TableName: table.tableName,
         Item: { ...AUDIT_ROUND_KEY, ...AuditCheckpoint.parse(next) },
@@ -33,10 +33,6 @@ export async function saveAuditCheckpoint(
               ExpressionAttributeValues: { ":version": expectedVersion },
             }),
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }

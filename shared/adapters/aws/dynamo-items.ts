@@ -285,6 +285,17 @@ export function isConditionFailure(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === "ConditionalCheckFailedException";
 }
 
+/** A conditional write's outcome: true when it was written, false when its condition did not hold. */
+export async function conditionalWrite(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
 /** Bytes an index item costs a transaction: its keys and names, generously. */
 const INDEX_ITEM_OVERHEAD = 256;
 

@@ -4,7 +4,7 @@ import type { SelectorVersion } from "#domain/validity.ts";
 import type { Clock, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
 import {
   CLOCK,
-  isConditionFailure,
+  conditionalWrite,
   pk,
   SUBJECT_INDEX_KEY,
   SUBJECT_LIST,
@@ -121,8 +121,8 @@ export async function indexSubjects(
       added++;
     }
     resumeAfter = LastEvaluatedKey;
-    try {
-      await table.doc.send(
+    const saved = await conditionalWrite(
+      table.doc.send(
         new PutCommand({
           TableName: table.tableName,
           Item: {
@@ -134,11 +134,9 @@ export async function indexSubjects(
           ConditionExpression: "attribute_not_exists(pk) OR complete = :no",
           ExpressionAttributeValues: { ":no": false },
         }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      resumeAfter = undefined;
-    }
+      ),
+    );
+    if (!saved) resumeAfter = undefined;
     if (resumeAfter === undefined) {
       table.subjectIndexComplete = true;
       return { added, complete: true };
@@ -148,8 +146,8 @@ export async function indexSubjects(
 }
 
 async function listClock(table: DynamoTable, partition: string): Promise<void> {
-  try {
-    await table.doc.send(
+  await conditionalWrite(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: partition, sk: CLOCK },
@@ -157,10 +155,8 @@ async function listClock(table: DynamoTable, partition: string): Promise<void> {
         ConditionExpression: "attribute_exists(pk)",
         ExpressionAttributeValues: { ":list": SUBJECT_LIST },
       }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+    ),
+  );
 }
 
 export function subjectsNotOn(table: DynamoTable, version: SelectorVersion): Promise<string[]> {
@@ -178,8 +174,9 @@ export function subjectsToCheck(table: DynamoTable): Promise<string[]> {
 
 /** Unmarks the clock the sweep found current, conditioned on that clock: a later append keeps the mark. */
 export async function markChecked(table: DynamoTable, subject: string, checked: Clock): Promise<void> {
-  try {
-    await table.doc.send(
+  // A clock that moved since the check keeps its mark, and the next sweep looks again.
+  await conditionalWrite(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: pk(subject), sk: CLOCK },
@@ -187,17 +184,15 @@ export async function markChecked(table: DynamoTable, subject: string, checked: 
         ConditionExpression: "highWater = :h AND inputEpoch = :e",
         ExpressionAttributeValues: { ":h": checked.highWater, ":e": checked.inputEpoch },
       }),
-    );
-  } catch (error) {
-    // The clock moved since the check: the mark stays, and the next sweep looks again.
-    if (!isConditionFailure(error)) throw error;
-  }
+    ),
+  );
 }
 
 /** Marks the clock for the sweep (the audit took its summary out of service): no clock change. */
 export async function markForCheck(table: DynamoTable, subject: string): Promise<void> {
-  try {
-    await table.doc.send(
+  // No clock, no events: nothing to rebuild.
+  await conditionalWrite(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: pk(subject), sk: CLOCK },
@@ -205,11 +200,8 @@ export async function markForCheck(table: DynamoTable, subject: string): Promise
         ConditionExpression: "attribute_exists(pk)",
         ExpressionAttributeValues: { ":pk": pk(subject) },
       }),
-    );
-  } catch (error) {
-    // No clock, no events: nothing to rebuild.
-    if (!isConditionFailure(error)) throw error;
-  }
+    ),
+  );
 }
 
 /** The last rebuild attempt kept on the clock item (attribute rebuildAttempt), parsed. */
