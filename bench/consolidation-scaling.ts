@@ -9,7 +9,7 @@ import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { realisticEvent as event } from "#harness/event-mix.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore } from "#harness/pipeline-builders.ts";
 import { record } from "./results.ts";
 
 const sizes = process.argv
@@ -21,10 +21,7 @@ const plan = sizes.length > 0 ? sizes : [1_000, 10_000, 100_000];
 /** One consolidation of `size` fresh events; returns milliseconds for ingest and consolidation. */
 async function measure(size: number): Promise<{ ingest: number; consolidation: number }> {
   const store = new SqliteStore(mkdtempSync(join(tmpdir(), "memgate-scale-")));
-  const deps = depsOver(
-    { events: store, alias: store, artifacts: store, settings: store },
-    { generationTimeoutMs: 600_000 },
-  );
+  const deps = depsOverStore(store, { generationTimeoutMs: 600_000 });
   const ingestStart = performance.now();
   for (let i = 0; i < size; i += 1000)
     await appendEvents(

@@ -10,7 +10,7 @@ import type { Deps } from "#app/deps.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
 import { runInterleaving } from "#harness/interleavings.ts";
 import { startLocalEngines } from "#harness/local-engines.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOver, depsOverStore } from "#harness/pipeline-builders.ts";
 import { record } from "./results.ts";
 
 const embeddedRuns = Number(process.argv[2] ?? 10_000);
@@ -42,9 +42,7 @@ async function campaign(name: string, runs: number, makeDeps: () => Deps): Promi
 }
 
 const store = new SqliteStore(mkdtempSync(join(tmpdir(), "memgate-interleave-bench-")));
-await campaign("embedded", embeddedRuns, () =>
-  depsOver({ events: store, alias: store, artifacts: store, settings: store }),
-);
+await campaign("embedded", embeddedRuns, () => depsOverStore(store));
 store.close();
 if (awsRuns > 0) {
   const engines = await startLocalEngines();

@@ -1,7 +1,11 @@
 // What the use cases run on in the tests and the benchmarks: their dependencies over an opened
 // store set (the deterministic consolidator, a fixed clock, counted ids, an in-memory queue) and
 // batches of numbered facts.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
+import { SqliteStore, type SqliteStoreOptions } from "#adapters/embedded/sqlite-store.ts";
 import { MODELS } from "#adapters/models/models.ts";
 import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
@@ -39,6 +43,16 @@ export function depsOver(stores: PipelineStores, overrides: Partial<Deps> = {}):
     progress: () => {},
     ...overrides,
   };
+}
+
+/** The use cases' dependencies over one embedded store, which is every store port but the queue. */
+export function depsOverStore(store: SqliteStore, overrides: Partial<Deps> = {}): Deps {
+  return depsOver({ events: store, alias: store, artifacts: store, settings: store }, overrides);
+}
+
+/** A new embedded store in a folder of its own under the system's temporary folder. */
+export function temporaryStore(name: string, options: SqliteStoreOptions = {}): SqliteStore {
+  return SqliteStore.open(mkdtempSync(join(tmpdir(), `memgate-${name}-`)), options);
 }
 
 /** Events 1..n: facts on distinct keys, a few with numbers, so every summary has must-preserve items. */

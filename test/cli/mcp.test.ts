@@ -5,11 +5,9 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { BIN } from "#harness/cli.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-mcp-"));
@@ -185,12 +183,9 @@ describe("memgate mcp", () => {
 
   it("every tool naming a subject with no events answers HTTP's 404 message, and writes nothing", async () => {
     const subject = "mcp/nobody-here";
-    const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-mcp-http-")));
+    const store = temporaryStore("mcp-http");
     const app = createApi({
-      deps: depsOver(
-        { events: store, alias: store, artifacts: store, settings: store },
-        { queue: new MemoryQueue() },
-      ),
+      deps: depsOverStore(store),
     });
     const path = `/v1/subjects/${encodeURIComponent(subject)}`;
     const post = { method: "POST", headers: { "content-type": "application/json" } };

@@ -1,19 +1,15 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { workOnMessage } from "#app/worker.ts";
 import { MemgateApiError, MemgateClient } from "#client/client.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 import { bucketReading } from "../support/builders.ts";
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-api-")));
+const store = temporaryStore("api");
 afterAll(() => store.close());
 const queue = new MemoryQueue();
-const deps = depsOver({ events: store, alias: store, artifacts: store, settings: store }, { queue });
+const deps = depsOverStore(store, { queue });
 const app = createApi({ deps });
 const client = new MemgateClient({ baseUrl: "http://memgate.test", fetch: (request) => app.fetch(request) });
 let subjects = 0;

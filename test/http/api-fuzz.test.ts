@@ -1,23 +1,15 @@
 // Random and mutated requests against the HTTP API: never a 5xx, never a write on a 4xx, and every
 // refusal is the contract's error naming what was wrong.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-fuzz-")));
+const store = temporaryStore("fuzz");
 afterAll(() => store.close());
-const deps = depsOver(
-  { events: store, alias: store, artifacts: store, settings: store },
-  { queue: new MemoryQueue() },
-);
+const deps = depsOverStore(store);
 const app = createApi({ deps });
 const SUBJECTS = ["alice", "team/ops", "客户-7"];
 let artifactId = "";

@@ -1,18 +1,14 @@
 // The role table the tenant stack declares its routes from (shared/runtime/api-roles.ts) against
 // the HTTP API itself: every route the router serves has its roles, and no role names a route the
 // router does not serve. A route added to the API without a role would not be reachable on AWS.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 import { type API_ROLES, API_ROUTES, routesOf } from "#runtime/api-roles.ts";
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-roles-")));
+const store = temporaryStore("roles");
 afterAll(() => store.close());
-const app = createApi({ deps: depsOver({ events: store, alias: store, artifacts: store, settings: store }) });
+const app = createApi({ deps: depsOverStore(store) });
 
 /** The routes the API documents (OpenAPI 3.1), as "METHOD /path/{param}". */
 async function documentedRoutes(): Promise<string[]> {

@@ -3,25 +3,17 @@
 // with every cost driver within its bound. The work is measured by counting what the server must
 // handle (the digits of each exact quantity, characters, scopes, words, blocked sources), never by
 // timing, so the test holds on a loaded machine.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS, queryWords } from "#app/recall-options.ts";
 import { MAX_QUANTITY_CHARACTERS, parseDecimal } from "#domain/quantity.ts";
 import { LIMITS, MAX_TEXT_BYTES } from "#domain/schemas.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-cost-")));
+const store = temporaryStore("cost");
 afterAll(() => store.close());
-const deps = depsOver(
-  { events: store, alias: store, artifacts: store, settings: store },
-  { queue: new MemoryQueue() },
-);
+const deps = depsOverStore(store);
 const app = createApi({ deps });
 const SUBJECT = "cost/fuzz";
 

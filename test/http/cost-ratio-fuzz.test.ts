@@ -11,18 +11,13 @@
 // 400,000-zero quantity, a 499-word query, a policy of 110k blocked sources: thousands of appends).
 // The subjects stay at a few thousand events: a policy change and a recall cost more on a larger
 // subject, and an event more when more earlier events assert on its (key, scope).
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { realisticEvent } from "#harness/event-mix.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import {
   type EventSizes,
   longSource,
@@ -44,12 +39,9 @@ const BASE_APPENDS = 300;
 /** …plus this many for each event the request holds (a batch of 1,000 at the limits: about 400 in all). */
 const PER_EVENT_APPENDS = 1;
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-cost-ratio-")));
+const store = temporaryStore("cost-ratio");
 afterAll(() => store.close());
-const deps = depsOver(
-  { events: store, alias: store, artifacts: store, settings: store },
-  { queue: new MemoryQueue() },
-);
+const deps = depsOverStore(store);
 const app = createApi({ deps });
 /** A summarised subject of 1,000 events whose sources the policies' patterns nearly match. */
 const LARGE = "cost/large";

@@ -1,12 +1,9 @@
 // The consolidation worker `memgate serve` and `memgate mcp` run over the store they hold.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { workOnMessage } from "#app/worker.ts";
-import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
+import { depsOverStore, factsBatch, temporaryStore } from "#harness/pipeline-builders.ts";
 import { InProcessWorker } from "#runtime/in-process-worker.ts";
 
 const opened: Array<{ stop(): Promise<void> } | SqliteStore> = [];
@@ -17,9 +14,9 @@ afterEach(async () => {
 });
 
 function depsOnFreshStore() {
-  const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-worker-")));
+  const store = temporaryStore("worker");
   opened.push(store);
-  return depsOver({ events: store, alias: store, artifacts: store, settings: store });
+  return depsOverStore(store);
 }
 
 describe("the in-process consolidation worker", () => {

@@ -5,20 +5,15 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { memgate } from "#harness/cli.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 import { RoleTokenError, roleTokens, routeCalled } from "#http/role-tokens.ts";
 import { API_ROUTES } from "#runtime/api-roles.ts";
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-roles-")));
+const store = temporaryStore("roles");
 afterAll(() => store.close());
-const deps = depsOver(
-  { events: store, alias: store, artifacts: store, settings: store },
-  { queue: new MemoryQueue() },
-);
+const deps = depsOverStore(store);
 const ADMIN = "admin-token-0001";
 const AGENT = "agent-token-0001";
 const REVIEWER = "reviewer-token-01";

@@ -1,19 +1,15 @@
 // Safe to expose: each attack of the issue reproduced against the HTTP API in process, then refused
 // (or made harmless) as CONTRACT §6 now says.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { workOnMessage } from "#app/worker.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
 import { createApi } from "#http/api.ts";
 
-const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-expose-")));
+const store = temporaryStore("expose");
 afterAll(() => store.close());
 const queue = new MemoryQueue();
-const deps = depsOver({ events: store, alias: store, artifacts: store, settings: store }, { queue });
+const deps = depsOverStore(store, { queue });
 const app = createApi({ deps });
 let subjects = 0;
 const freshSubject = () => `expose/${process.pid}/${++subjects}`;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
 import { runInterleaving } from "#harness/interleavings.ts";
-import { depsOver } from "#harness/pipeline-builders.ts";
+import { depsOver, depsOverStore } from "#harness/pipeline-builders.ts";
 
 const RUNS = { embedded: 200, aws: 200 };
 
@@ -24,10 +24,7 @@ describe("randomized interleavings", () => {
     let publishes = 0;
     let served = 0;
     for (let seed = 1; seed <= RUNS.embedded; seed++) {
-      const result = await runInterleaving(
-        () => depsOver({ events: store, alias: store, artifacts: store, settings: store }),
-        seed,
-      );
+      const result = await runInterleaving(() => depsOverStore(store), seed);
       expect(result.violations, `seed ${seed}`).toEqual([]);
       publishes += result.publishes;
       served += result.served;

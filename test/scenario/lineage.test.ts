@@ -8,7 +8,7 @@ import { lineageDot, lineageProv } from "#app/lineage.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { memgate } from "#harness/cli.ts";
-import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
+import { depsOverStore, factsBatch } from "#harness/pipeline-builders.ts";
 
 const home = mkdtempSync(join(tmpdir(), "memgate-lineage-"));
 const store = new SqliteStore(home);
@@ -16,7 +16,7 @@ afterAll(() => store.close());
 
 describe("lineage", () => {
   it("PROV-JSON: events and claims as entities, each claim derived from its events, the consolidation as activity, prompt and model as agents", async () => {
-    const deps = depsOver({ events: store, alias: store, artifacts: store, settings: store });
+    const deps = depsOverStore(store);
     await appendEvents(deps, "lin", factsBatch(1, 3));
     const outcome = await run(deps, await takeSnapshot(deps, "lin"));
     const artifactId = (outcome as { artifactId: string }).artifactId;

@@ -1,8 +1,6 @@
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents, changeTrustPolicy } from "#app/append.ts";
 import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
@@ -11,7 +9,7 @@ import { takeSnapshot } from "#app/snapshot.ts";
 import { effectivePolicy } from "#domain/readings.ts";
 import { ConsolidationOutput, DEFAULT_TRUST_POLICY } from "#domain/schemas.ts";
 import { selectInputs, selectInputsPaced } from "#domain/selector.ts";
-import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
+import { depsOverStore, factsBatch, temporaryStore } from "#harness/pipeline-builders.ts";
 import { neverPause, type Pause } from "#ports/time.ts";
 
 // A server thread answers many requests: the largest accepted ones (a 1,000-event batch, a policy
@@ -40,11 +38,8 @@ async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns
 }
 
 function storeWith(pause: Pause) {
-  const store = SqliteStore.open(mkdtempSync(join(tmpdir(), "memgate-paced-")), { pause });
-  const deps = depsOver(
-    { events: store, alias: store, artifacts: store, settings: store },
-    pause === neverPause ? {} : { pause },
-  );
+  const store = temporaryStore("paced", { pause });
+  const deps = depsOverStore(store, pause === neverPause ? {} : { pause });
   return { store, deps };
 }
 

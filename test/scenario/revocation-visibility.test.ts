@@ -10,7 +10,7 @@ import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { openAwsStores } from "#harness/aws-stores.ts";
-import { depsOver, factsBatch } from "#harness/pipeline-builders.ts";
+import { depsOver, depsOverStore, factsBatch } from "#harness/pipeline-builders.ts";
 
 interface Observation {
   startedAt: number;
@@ -40,7 +40,7 @@ describe("revocation visibility", () => {
   it("embedded: a reader process looping on recall never sees the revoked event's summary after revoke returns", async () => {
     const home = mkdtempSync(join(tmpdir(), "memgate-visibility-"));
     const store = new SqliteStore(home);
-    const deps = depsOver({ events: store, alias: store, artifacts: store, settings: store });
+    const deps = depsOverStore(store);
     const subject = "visibility";
     await appendEvents(deps, subject, factsBatch(1, 30));
     const published = await run(deps, await takeSnapshot(deps, subject));
