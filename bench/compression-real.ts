@@ -9,8 +9,9 @@
 // (the eight shared logs, dense with rules, with the real answers recorded for them; goal ≤ 45 %)
 // and test/fixtures/chat-answers (chat-heavy: the demo log and three MemoryBank users; goal
 // ≤ 10 %). Answer files default to answer-v2-prompt.json, answer-compressing-prompt.json,
-// answer-v3.json and answer-v4.json (the first answers to consolidate-v3 and to the default,
-// consolidate-v4), those of them present. With the gold of examples/eval (realistic-gold.jsonl),
+// answer-v3.json, answer-v4.json, answer-v5-draft1.json and answer-v5.json (the first answers to
+// consolidate-v3, v4, a draft of v5 that allowed a claim's text only where the checklist asks for
+// it, and the default, consolidate-v5), those of them present. With the gold of examples/eval (realistic-gold.jsonl),
 // each answer's key-fact recall too: facts served hot with their words.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -79,6 +80,8 @@ function measureDir(dir: string, overallGoal: number, worstGoal: number, goal: s
           "answer-compressing-prompt.json",
           "answer-v3.json",
           "answer-v4.json",
+          "answer-v5-draft1.json",
+          "answer-v5.json",
         ].filter((file) => subjects.some((subject) => existsSync(join(dir, subject, file))));
   for (const answerFile of answerFiles) {
     console.log(`\n${answerFile} (${dir})`);

@@ -2,6 +2,7 @@ import consolidateV1 from "../../prompts/consolidate-v1.md";
 import consolidateV2 from "../../prompts/consolidate-v2.md";
 import consolidateV3 from "../../prompts/consolidate-v3.md";
 import consolidateV4 from "../../prompts/consolidate-v4.md";
+import consolidateV5 from "../../prompts/consolidate-v5.md";
 import judgeV1 from "../../prompts/judge-v1.md";
 import segmentV1 from "../../prompts/segment-v1.md";
 import segmentV2 from "../../prompts/segment-v2.md";
@@ -20,6 +21,7 @@ export const PROMPT_FILES: Readonly<Record<string, string>> = {
   "consolidate-v2": consolidateV2,
   "consolidate-v3": consolidateV3,
   "consolidate-v4": consolidateV4,
+  "consolidate-v5": consolidateV5,
   "segment-v1": segmentV1,
   "segment-v2": segmentV2,
   "summary-v1": summaryV1,

@@ -60,7 +60,7 @@ export function eventLine(event: SequencedEvent): string {
  */
 export type ChecklistWording = "classes" | "words";
 
-const WORDED_TEMPLATES = new Set(["consolidate-v3", "consolidate-v4", "segment-v2"]);
+const WORDED_TEMPLATES = new Set(["consolidate-v3", "consolidate-v4", "consolidate-v5", "segment-v2"]);
 
 export function checklistWording(template: Prompt): ChecklistWording {
   return WORDED_TEMPLATES.has(template.version) ? "words" : "classes";
@@ -346,10 +346,37 @@ export function renderConsolidation(
       options.budget === undefined
         ? "There is no fixed budget, but the answer is what an agent reads in place of these events every time: aim for at most a third of the inputs' length, as short as these rules allow."
         : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): shorten the wording and leave more of what no later step needs cold; never drop a checklist item.`,
+    words: wordTargetLine(context),
     cueWords: cueWordLines(),
     repair: repairSection(options.repair),
   });
   return renderedPrompt(template, "ConsolidationOutput", prompt);
+}
+
+const WORDS = new Intl.Segmenter("und", { granularity: "word" });
+function wordCount(text: string): number {
+  let count = 0;
+  for (const segment of WORDS.segment(text)) if (segment.isWordLike) count++;
+  return count;
+}
+
+/**
+ * `{{words}}` (consolidate-v5): a size in words the model can aim at, from the inputs' own texts.
+ * A text-only event the checklist names is restated with its numbers, ids, names and cue words: 0.5
+ * of its words; an event whose assertions the checklist names keeps in text only what they leave
+ * out: 0.2; any other input 0.1 (most are left cold).
+ */
+function wordTargetLine(context: GateContext): string {
+  const named = new Set(context.mustPreserve.flatMap((item) => ("eventId" in item ? [item.eventId] : [])));
+  let all = 0;
+  let target = 0;
+  for (const event of context.selection.validInputs) {
+    const words = wordCount(event.text ?? "");
+    all += words;
+    const share = !named.has(event.eventId) ? 0.1 : (event.assertions ?? []).length === 0 ? 0.5 : 0.2;
+    target += share * words;
+  }
+  return `The inputs' texts hold ${all} words; the texts of your answer (claims' {"text"} values and their \`text\`, pending items, the summary) should hold at most about ${Math.max(15, Math.round(target))} words together.`;
 }
 
 /**

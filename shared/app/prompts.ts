@@ -2,7 +2,7 @@ import { sha256 } from "#domain/hashing.ts";
 import type { Prompt } from "#ports/model.ts";
 import { PROMPT_FILES } from "./prompt-files.ts";
 
-export const DEFAULT_PROMPT_VERSION = "consolidate-v4";
+export const DEFAULT_PROMPT_VERSION = "consolidate-v5";
 
 /** A versioned prompt (`prompts/<version>.md`, embedded in bundles); its hash goes into every manifest. */
 export function loadPrompt(version: string = DEFAULT_PROMPT_VERSION): Prompt {
@@ -26,6 +26,7 @@ const SEGMENTED_TEMPLATES: Readonly<Record<string, { segment: string; summary: s
   "consolidate-v2": { segment: "segment-v1", summary: "summary-v1" },
   "consolidate-v3": { segment: "segment-v2", summary: "summary-v2" },
   "consolidate-v4": { segment: "segment-v2", summary: "summary-v2" },
+  "consolidate-v5": { segment: "segment-v2", summary: "summary-v2" },
 };
 
 export function segmentedTemplates(consolidateVersion: string): { segment: string; summary: string } {
