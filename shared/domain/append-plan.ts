@@ -274,13 +274,17 @@ async function planIndex(
 ): Promise<ConflictIndexEntry[]> {
   const pause = pauseOf(reads);
   const touched = new Map<string, { key: string; scope: string }>();
-  for (const { event } of newEvents)
+  for (const { event } of newEvents) {
+    await pause();
     for (const assertion of event.assertions ?? [])
       touched.set(keyScope(assertion.key, assertion.scope), assertion);
+  }
   if (touched.size === 0) return [];
   const entries = new Map<string, ConflictIndexEntry>();
-  for (const entry of await reads.loadIndex([...touched.values()]))
+  for (const [index, entry] of (await reads.loadIndex([...touched.values()])).entries()) {
+    if (index % 256 === 0) await pause();
     entries.set(keyScope(entry.key, entry.scope), { ...entry, positions: { ...entry.positions } });
+  }
 
   if (epochReasons.length === 0) {
     const rules = ReadingRules.of(reads.policy);
@@ -301,7 +305,7 @@ async function planIndex(
       if (rules.covers(key, scope)) {
         // Readings never conflict; what matters is whether the value that holds changed.
         if (!added.has(id)) continue;
-        const before = await latestPositions(entries.get(id), key, scope, standings, "before");
+        const before = await latestPositions(entries.get(id), key, scope, standings, "before", pause);
         if (before === null) continue; // the first reading: a new fact, as any first assertion
         const after = await latestPositions(
           withHolders(entries.get(id), key, scope, added.get(id) ?? []),
@@ -309,6 +313,7 @@ async function planIndex(
           scope,
           standings,
           "after",
+          pause,
         );
         if (after !== null && before.join("\n") !== after.join("\n")) {
           epochReasons.push(`a later reading holds on ${key} @ ${scope}`);
@@ -316,7 +321,7 @@ async function planIndex(
         }
         continue;
       }
-      const before = await validPositions(entries.get(id), key, scope, standings);
+      const before = await validPositions(entries.get(id), key, scope, standings, pause);
       const after = before.copy();
       for (const { assertion, event } of added.get(id) ?? [])
         after.add(assertion.polarity, assertion.value, event.eventId);
@@ -383,11 +388,12 @@ async function latestPositions(
   scope: string,
   standings: Standings,
   when: "before" | "after",
+  pause: () => Promise<void>,
 ): Promise<string[] | null> {
   const resolver = when === "before" ? standings.before : standings.after;
   const latest = await latestReadingIn(entry, key, scope, {
     events: async (ids) => {
-      await standings.prefetch(ids);
+      await prefetchPaced(standings, ids, pause);
       const found = new Map<string, SequencedEvent>();
       for (const id of ids) {
         const event = standings.event(id);
@@ -400,6 +406,17 @@ async function latestPositions(
   return latest?.positions ?? null;
 }
 
+/** Events a step of `prefetchPaced` reads before it lets other work run. */
+const PREFETCH_PER_STEP = 64;
+
+/** `standings.prefetch` a step at a time: a key held by hundreds of large events pauses between steps. */
+async function prefetchPaced(standings: Standings, ids: readonly string[], pause: () => Promise<void>) {
+  for (let start = 0; start < ids.length; start += PREFETCH_PER_STEP) {
+    await pause();
+    await standings.prefetch(ids.slice(start, start + PREFETCH_PER_STEP));
+  }
+}
+
 /**
  * The positions stored events hold on (key, scope) while valid, with at most two valid holders
  * each: whether holders differ is all contradiction asks. Most recent holders first, so a
@@ -410,11 +427,17 @@ async function validPositions(
   key: string,
   scope: string,
   standings: Standings,
+  pause: () => Promise<void>,
 ): Promise<PositionSet> {
   const set = new PositionSet();
-  // The newest two holders of every position in one request: usually all that is asked.
-  await standings.prefetch(Object.values(entry?.positions ?? {}).flatMap((holders) => holders.slice(-2)));
+  // The newest two holders of every position, read a step at a time: usually all that is asked.
+  await prefetchPaced(
+    standings,
+    Object.values(entry?.positions ?? {}).flatMap((holders) => holders.slice(-2)),
+    pause,
+  );
   for (const [position, holders] of Object.entries(entry?.positions ?? {})) {
+    await pause();
     let found = 0;
     for (let i = holders.length - 1; i >= 0 && found < 2; i--) {
       const holder = holders[i] as string;

@@ -37,15 +37,93 @@ export function parseStrictJson(text: string): StrictJson {
  * stops the pass (null) instead of reading past the end.
  */
 export function firstDuplicateKey(text: string): { key: string; path: string } | null {
+  const steps = scanSteps(text, false);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value.duplicate;
+  }
+}
+
+/**
+ * `parseStrictJson` letting other work run between its steps (`pause`), for a server thread
+ * handed a body of megabytes: the same value and the same problems. The text is scanned in slices,
+ * and when it is an object, each array among its values (`{"events":[…]}`) is parsed one element
+ * at a time beside the object without them, so no single step parses or scans the whole text.
+ * Anything but strict JSON (invalid text, a duplicate key) is decided by `parseStrictJson` itself.
+ */
+export async function parseStrictJsonPaced(text: string, pause: () => Promise<void>): Promise<StrictJson> {
+  const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const steps = scanSteps(body, true);
+  let scan: Scan;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      scan = step.value;
+      break;
+    }
+    await pause();
+  }
+  if (scan.duplicate !== null || scan.arrays.length === 0) return parseStrictJson(text);
+  try {
+    let skeleton = "";
+    let from = 0;
+    for (const array of scan.arrays) {
+      skeleton += body.slice(from, array.open + 1);
+      from = array.close;
+    }
+    const value: Record<string, unknown> = JSON.parse(skeleton + body.slice(from));
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return parseStrictJson(text);
+    for (const array of scan.arrays) {
+      const elements: unknown[] = [];
+      for (const [start, end] of array.elements) {
+        await pause();
+        elements.push(JSON.parse(body.slice(start, end)));
+      }
+      Object.defineProperty(value, array.key, {
+        value: elements,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return { ok: true, value };
+  } catch {
+    return parseStrictJson(text);
+  }
+}
+
+/** Characters a step scans before it stops. */
+const CHARACTERS_PER_STEP = 64 * 1024;
+
+/** An array that is a value of the outermost object: where it opens and closes, its elements' spans. */
+interface ArraySpans {
+  key: string;
+  open: number;
+  close: number;
+  elements: Array<readonly [number, number]>;
+}
+
+interface Scan {
+  duplicate: { key: string; path: string } | null;
+  /** With `spans`: the outermost object's array values, in text order. */
+  arrays: ArraySpans[];
+}
+
+/** The duplicate-key pass, stopping every CHARACTERS_PER_STEP; with `spans`, noting the outer arrays' elements. */
+function* scanSteps(text: string, spans: boolean): Generator<void, Scan, void> {
   interface Frame {
     keys: Set<string> | null; // null for arrays
     index: number;
     expectingKey: boolean;
     lastKey: string;
+    /** An outer array's spans (and where its current element started), when noted. */
+    array: ArraySpans | null;
+    elementStart: number;
   }
   // Every open object and array, outermost first; a frame's path is read from its ancestors only
   // when a duplicate is found (building it for every element would cost more than the scan).
   const stack: Frame[] = [];
+  const arrays: ArraySpans[] = [];
   const pathOf = (depth: number) => {
     let path = "$";
     for (let j = 0; j < depth; j++) {
@@ -54,25 +132,55 @@ export function firstDuplicateKey(text: string): { key: string; path: string } |
     }
     return path;
   };
+  // An element ends at each comma, and the last at the bracket, unless the array is empty (`[]`).
+  const endElement = (frame: Frame, at: number, closing: boolean) => {
+    const array = frame.array as ArraySpans;
+    if (!closing || array.elements.length > 0 || text.slice(frame.elementStart, at).trim() !== "")
+      array.elements.push([frame.elementStart, at]);
+    frame.elementStart = at + 1;
+  };
   const length = text.length;
+  let nextStop = CHARACTERS_PER_STEP;
   for (let i = 0; i < length; i++) {
+    if (i >= nextStop) {
+      nextStop = i + CHARACTERS_PER_STEP;
+      yield;
+    }
     const code = text.charCodeAt(i);
     if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
       const isObject = code === OPEN_OBJECT;
-      stack.push({ keys: isObject ? new Set() : null, index: 0, expectingKey: isObject, lastKey: "" });
+      const parent = stack[stack.length - 1];
+      const noted =
+        spans && !isObject && stack.length === 1 && parent?.keys
+          ? { key: parent.lastKey, open: i, close: i, elements: [] }
+          : null;
+      if (noted) arrays.push(noted);
+      stack.push({
+        keys: isObject ? new Set() : null,
+        index: 0,
+        expectingKey: isObject,
+        lastKey: "",
+        array: noted,
+        elementStart: i + 1,
+      });
     } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
-      stack.pop();
+      const top = stack.pop();
+      if (top?.array) {
+        endElement(top, i, true);
+        top.array.close = i;
+      }
     } else if (code === COMMA) {
       const top = stack[stack.length - 1];
       if (top) {
         top.index++;
         if (top.keys !== null) top.expectingKey = true;
+        else if (top.array) endElement(top, i, false);
       }
     } else if (code === QUOTE) {
       // The closing quote: the next one not escaped (preceded by an even run of backslashes).
       let end = text.indexOf('"', i + 1);
       for (;;) {
-        if (end < 0) return null;
+        if (end < 0) return { duplicate: null, arrays: [] };
         let backslashes = 0;
         while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
         if (backslashes % 2 === 0) break;
@@ -81,8 +189,14 @@ export function firstDuplicateKey(text: string): { key: string; path: string } |
       const top = stack[stack.length - 1];
       if (top?.keys && top.expectingKey) {
         const literal = text.slice(i + 1, end);
-        const key = literal.includes("\\") ? (JSON.parse(`"${literal}"`) as string) : literal;
-        if (top.keys.has(key)) return { key, path: pathOf(stack.length - 1) };
+        // Text not yet known to be JSON (the paced parse scans first): a bad escape ends the pass.
+        let key = literal;
+        try {
+          if (literal.includes("\\")) key = JSON.parse(`"${literal}"`) as string;
+        } catch {
+          return { duplicate: null, arrays: [] };
+        }
+        if (top.keys.has(key)) return { duplicate: { key, path: pathOf(stack.length - 1) }, arrays };
         top.keys.add(key);
         top.lastKey = key;
         top.expectingKey = false;
@@ -90,7 +204,7 @@ export function firstDuplicateKey(text: string): { key: string; path: string } |
       i = end;
     }
   }
-  return null;
+  return { duplicate: null, arrays };
 }
 
 const OPEN_OBJECT = 0x7b;

@@ -18,6 +18,33 @@ export function decodeStrictUtf8(bytes: Uint8Array): Utf8Decoding {
   }
 }
 
+/** Bytes a step of `decodeStrictUtf8Paced` decodes. */
+const BYTES_PER_STEP = 1024 * 1024;
+
+/**
+ * `decodeStrictUtf8` letting other work run between its steps (`pause`): megabytes are decoded a
+ * step at a time (a sequence split between steps is joined), with the same text or the same
+ * refusal.
+ */
+export async function decodeStrictUtf8Paced(
+  bytes: Uint8Array,
+  pause: () => Promise<void>,
+): Promise<Utf8Decoding> {
+  if (bytes.length <= BYTES_PER_STEP) return decodeStrictUtf8(bytes);
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const parts: string[] = [];
+  try {
+    for (let start = 0; start < bytes.length; start += BYTES_PER_STEP) {
+      if (start > 0) await pause();
+      const end = Math.min(bytes.length, start + BYTES_PER_STEP);
+      parts.push(decoder.decode(bytes.subarray(start, end), { stream: end < bytes.length }));
+    }
+  } catch {
+    return decodeStrictUtf8(bytes);
+  }
+  return { ok: true, text: parts.join("") };
+}
+
 /** The offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629). */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;

@@ -79,7 +79,7 @@ export function eventRoutes(deps: Deps) {
     })
     .openapi(revoke, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
-      const body = parseBody(Revocations, await readJson(c.req.raw));
+      const body = parseBody(Revocations, await readJson(c.req.raw, deps.pause));
       await knownSubjectSnapshot(deps, subject);
       const outcome = await revokeEvents(deps, subject, body.eventIds, body.reason);
       return c.json(

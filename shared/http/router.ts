@@ -3,8 +3,8 @@ import type { MiddlewareHandler } from "hono";
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import type { Deps } from "#app/deps.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
-import { parseStrictJson } from "#domain/strict-json.ts";
-import { decodeStrictUtf8 } from "#domain/utf8.ts";
+import { parseStrictJson, parseStrictJsonPaced, type StrictJson } from "#domain/strict-json.ts";
+import { decodeStrictUtf8Paced } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
 import { firstIssue } from "#runtime/issues.ts";
@@ -159,8 +159,8 @@ function mediaType(request: Request): string {
  * A body's text, decoded as strict UTF-8: invalid bytes are a 400 naming the byte offset (as the
  * command line refuses a file), never stored as U+FFFD.
  */
-async function readText(request: Request): Promise<string> {
-  const decoded = decodeStrictUtf8(new Uint8Array(await request.arrayBuffer()));
+async function readText(request: Request, pause: Pause): Promise<string> {
+  const decoded = await decodeStrictUtf8Paced(new Uint8Array(await request.arrayBuffer()), pause);
   if (!decoded.ok)
     throw invalid(
       "body",
@@ -174,7 +174,13 @@ async function readText(request: Request): Promise<string> {
  * (JSON.parse would keep the last one silently); the 400 names the duplicated field.
  */
 function parseJsonText(text: string, where: string, notJson: string): unknown {
-  const parsed = parseStrictJson(text);
+  return strictValue(parseStrictJson(text), where, notJson);
+}
+
+/** Bodies from this size on are parsed with pauses (a step at a time), smaller ones at once. */
+const PACED_BODY_CHARACTERS = 64 * 1024;
+
+function strictValue(parsed: StrictJson, where: string, notJson: string): unknown {
   if (parsed.ok) return parsed.value;
   // Only text JSON.parse accepted is searched for a duplicate: other text is simply not JSON.
   const { duplicate } = parsed;
@@ -185,7 +191,7 @@ function parseJsonText(text: string, where: string, notJson: string): unknown {
 }
 
 /** A JSON body (415 for any other media type, 400 for text that is not strict JSON in UTF-8). */
-export async function readJson(request: Request): Promise<unknown> {
+export async function readJson(request: Request, pause: Pause = neverPause): Promise<unknown> {
   const type = mediaType(request);
   if (type !== "application/json")
     throw new HttpProblemError(
@@ -194,7 +200,10 @@ export async function readJson(request: Request): Promise<unknown> {
       `content-type: send application/json, got "${type}"`,
       "content-type",
     );
-  return parseJsonText(await readText(request), "body", "not valid JSON");
+  const text = await readText(request, pause);
+  const parsed =
+    text.length < PACED_BODY_CHARACTERS ? parseStrictJson(text) : await parseStrictJsonPaced(text, pause);
+  return strictValue(parsed, "body", "not valid JSON");
 }
 
 /**
@@ -205,15 +214,16 @@ export async function readJson(request: Request): Promise<unknown> {
 export async function readEvents(request: Request, pause: Pause = neverPause): Promise<MemoryEvent[]> {
   let raw: unknown[];
   if (mediaType(request) === "application/x-ndjson") {
-    const lines = (await readText(request)).split("\n");
+    const lines = (await readText(request, pause)).split("\n");
     raw = [];
     for (const [index, line] of lines.entries()) {
       if (line.trim() === "") continue;
       if (raw.length >= MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
+      await pause();
       raw.push(parseJsonText(line, `line ${index + 1}`, "not valid JSON (NDJSON: one event per line)"));
     }
   } else {
-    const body = await readJson(request);
+    const body = await readJson(request, pause);
     const events = typeof body === "object" && body !== null && "events" in body ? body.events : undefined;
     if (!Array.isArray(events)) throw invalid("events", 'send {"events":[MemoryEvent, …]}');
     raw = events;

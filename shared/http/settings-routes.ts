@@ -73,7 +73,7 @@ export function policyRoutes(deps: Deps) {
     )
     .openapi(putPolicy, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
-      const policy = parseBody(TrustPolicy.strict(), await readJson(c.req.raw));
+      const policy = parseBody(TrustPolicy.strict(), await readJson(c.req.raw, deps.pause));
       return c.json(await changeTrustPolicy(deps, subject, policy), 200);
     });
 }
@@ -85,7 +85,7 @@ export function settingsRoutes(deps: Deps) {
     .openapi(putSettings, async (c) => {
       const { publishMode, recallBypass, rebuildAfterEvents, latest, budget } = parseBody(
         SettingsPatch,
-        await readJson(c.req.raw),
+        await readJson(c.req.raw, deps.pause),
       );
       const settings = await deps.settings.updateSettings({
         ...(publishMode === undefined ? {} : { publishMode }),

@@ -96,7 +96,7 @@ export async function appendEvents(
       clock,
       policy: effectivePolicy(clock.policy),
       loadEvents: async (ids) => eventsById(db, subject, ids),
-      loadIndex: async (keyScopes) => loadIndex(db, subject, keyScopes),
+      loadIndex: (keyScopes) => loadIndexPaced(db, subject, keyScopes, pause),
       pause,
     });
   } catch (error) {
@@ -149,6 +149,24 @@ async function applyPlan(
 }
 
 /** The conflict index entries of the given (key, scope) pairs, with the reading times kept since v3. */
+/** Keys a step of `loadIndexPaced` reads before it lets other work run. */
+const INDEX_KEYS_PER_STEP = 256;
+
+/** `loadIndex` a step at a time: a batch touching thousands of (key, scope)s pauses between steps. */
+async function loadIndexPaced(
+  db: SqliteConnection,
+  subject: string,
+  keyScopes: ReadonlyArray<{ key: string; scope: string }>,
+  pause: Pause,
+): Promise<ConflictIndexEntry[]> {
+  const entries: ConflictIndexEntry[] = [];
+  for (let start = 0; start < keyScopes.length; start += INDEX_KEYS_PER_STEP) {
+    await pause();
+    entries.push(...loadIndex(db, subject, keyScopes.slice(start, start + INDEX_KEYS_PER_STEP)));
+  }
+  return entries;
+}
+
 export function loadIndex(
   db: SqliteConnection,
   subject: string,
