@@ -66,6 +66,8 @@ export interface RuntimeNeeds {
   readOnly?: boolean;
   /** Only prompts are rendered: no model is called. */
   renderOnly?: boolean;
+  /** The process serves requests for as long as it runs (serve, mcp). */
+  longRunning?: boolean;
 }
 
 /**
@@ -95,6 +97,7 @@ export async function withRuntime<T>(
     timeoutMs,
     selectorVersion: needs.selectorVersion,
     renderOnly: needs.renderOnly,
+    longRunning: needs.longRunning,
     progress: (line) => io.err(`memgate: ${line}`),
   };
   const runtime = await openEmbeddedRuntime(options);

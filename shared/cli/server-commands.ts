@@ -9,6 +9,9 @@ import { boundedInt, type Command, storeCommand, subjectArg, text, texts, withRu
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 
 /** The long-running entry points over the same runtime: the HTTP API and the MCP server. */
+/** serve and mcp hold the store for as long as they run: its log is checkpointed on a thread of its own. */
+const LONG_RUNNING = { longRunning: true } as const;
+
 export const SERVER_COMMANDS: Record<string, Command> = {
   serve: storeCommand(
     "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--role-token ROLE=T]... [--allowed-host NAME …] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. --token holds every role; each\n--role-token agent=T, reviewer=T or admin=T (or $MEMGATE_ROLE_TOKENS, comma-separated) adds a\ntoken holding that role alone, and a route its role may not call answers 403. It answers\nrequests addressed to an IP address, localhost or a name given with --allowed-host (repeatable),\nand refuses writes a browser sends from another origin. Prints its URL; one log line per request\ngoes to stderr. SIGINT or SIGTERM stops it after the current generation.",
@@ -40,41 +43,46 @@ export const SERVER_COMMANDS: Record<string, Command> = {
           );
         return name;
       });
-      return withRuntime(values, io, async (deps, { progress, ...runtimeOptions }) => {
-        // Consolidations on a thread of their own, over the same options: requests never wait on one.
-        const consolidations = processConsolidations(deps, runtimeOptions, progress);
-        let server: Awaited<ReturnType<typeof startLocalServer>>;
-        try {
-          server = await startLocalServer(deps, {
-            port,
-            host,
-            roleTokens: tokens,
-            allowedHosts,
-            consolidations,
-            out: (line) => io.out(line),
-            log: (line) => io.err(`memgate: ${line}`),
-          });
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL" || code === "EACCES")
-            throw new InputError(
-              `--host ${host} --port ${port}: cannot listen there (${code}); choose another`,
+      return withRuntime(
+        values,
+        io,
+        async (deps, { progress, ...runtimeOptions }) => {
+          // Consolidations on a thread of their own, over the same options: requests never wait on one.
+          const consolidations = processConsolidations(deps, runtimeOptions, progress);
+          let server: Awaited<ReturnType<typeof startLocalServer>>;
+          try {
+            server = await startLocalServer(deps, {
+              port,
+              host,
+              roleTokens: tokens,
+              allowedHosts,
+              consolidations,
+              out: (line) => io.out(line),
+              log: (line) => io.err(`memgate: ${line}`),
+            });
+          } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL" || code === "EACCES")
+              throw new InputError(
+                `--host ${host} --port ${port}: cannot listen there (${code}); choose another`,
+              );
+            throw error;
+          }
+          if (tokens.length === 0 && !["127.0.0.1", "::1", "localhost"].includes(host))
+            io.err(
+              `memgate: warning: listening on ${host} without --token: anyone who can reach it reads and writes memory`,
             );
-          throw error;
-        }
-        if (tokens.length === 0 && !["127.0.0.1", "::1", "localhost"].includes(host))
-          io.err(
-            `memgate: warning: listening on ${host} without --token: anyone who can reach it reads and writes memory`,
-          );
-        await new Promise<void>((resolve) => {
-          process.once("SIGINT", resolve);
-          process.once("SIGTERM", resolve);
-        });
-        io.err("memgate: stopping: no new requests; finishing the current generation");
-        await server.close();
-        io.err("memgate: stopped");
-        return EXIT.ok;
-      });
+          await new Promise<void>((resolve) => {
+            process.once("SIGINT", resolve);
+            process.once("SIGTERM", resolve);
+          });
+          io.err("memgate: stopping: no new requests; finishing the current generation");
+          await server.close();
+          io.err("memgate: stopped");
+          return EXIT.ok;
+        },
+        LONG_RUNNING,
+      );
     },
   ),
 
@@ -84,32 +92,42 @@ export const SERVER_COMMANDS: Record<string, Command> = {
     async (values, _positionals, io) => {
       const given = text(values, "subject");
       const subject = given === undefined ? undefined : subjectArg([given]);
-      return withRuntime(values, io, async (deps, { progress, ...runtimeOptions }) => {
-        // Over the embedded store this process holds the store: it runs serve's worker, so a rebuild
-        // a tool requests is built here (on AWS the tenant's worker consumes the queue).
-        const worker =
-          runtimeOptions.store === "embedded"
-            ? await InProcessWorker.start(deps, {
-                consolidations: processConsolidations(deps, runtimeOptions, progress),
-                log: (line) => io.err(`memgate: ${line}`),
-              })
-            : undefined;
-        try {
-          const server = createMcpServer({ deps, defaultSubject: subject, version: MEMGATE_VERSION, worker });
-          const closed = new Promise<void>((resolve) => {
-            server.onclose = resolve;
-          });
-          await server.connect(new StdioServerTransport());
-          // The client closing our stdin ends the session.
-          process.stdin.once("end", () => void server.close());
-          io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
-          await closed;
-          return EXIT.ok;
-        } finally {
-          // The consolidation under way finishes (bounded by its deadline) before the store closes.
-          await worker?.stop();
-        }
-      });
+      return withRuntime(
+        values,
+        io,
+        async (deps, { progress, ...runtimeOptions }) => {
+          // Over the embedded store this process holds the store: it runs serve's worker, so a rebuild
+          // a tool requests is built here (on AWS the tenant's worker consumes the queue).
+          const worker =
+            runtimeOptions.store === "embedded"
+              ? await InProcessWorker.start(deps, {
+                  consolidations: processConsolidations(deps, runtimeOptions, progress),
+                  log: (line) => io.err(`memgate: ${line}`),
+                })
+              : undefined;
+          try {
+            const server = createMcpServer({
+              deps,
+              defaultSubject: subject,
+              version: MEMGATE_VERSION,
+              worker,
+            });
+            const closed = new Promise<void>((resolve) => {
+              server.onclose = resolve;
+            });
+            await server.connect(new StdioServerTransport());
+            // The client closing our stdin ends the session.
+            process.stdin.once("end", () => void server.close());
+            io.err(`memgate: MCP server ready on stdio${subject ? ` (default subject ${subject})` : ""}`);
+            await closed;
+            return EXIT.ok;
+          } finally {
+            // The consolidation under way finishes (bounded by its deadline) before the store closes.
+            await worker?.stop();
+          }
+        },
+        LONG_RUNNING,
+      );
     },
   ),
 };

@@ -25,8 +25,10 @@ try {
 }
 
 // The serving thread's own options (a structured clone of them), not outside input.
+// The serving thread's store checkpoints the log on its own thread; this one's commits are its own.
 const runtime = openEmbeddedRuntime({
   ...(workerData as ThreadRuntimeOptions),
+  longRunning: false,
   progress: (line) => post({ kind: "progress", line }),
 });
 // Kept from rejecting unobserved: a runtime that cannot open fails each message that needs it.

@@ -21,6 +21,11 @@ export interface StoreOptions {
   home?: string | undefined;
   /** Refuse (and create nothing) when the embedded store does not exist yet: read-only commands. */
   mustExist?: boolean;
+  /**
+   * The process serves requests for as long as it runs (serve, mcp): the embedded store's log is
+   * checkpointed on a thread of its own, never inside a commit on the serving thread.
+   */
+  longRunning?: boolean | undefined;
 }
 
 export interface EmbeddedRuntimeOptions extends StoreOptions {
@@ -98,7 +103,10 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     );
   let store: SqliteStore;
   try {
-    store = SqliteStore.open(resolve(home), { pause: pauseBetweenSlices });
+    store = SqliteStore.open(resolve(home), {
+      pause: pauseBetweenSlices,
+      backgroundCheckpoints: options.longRunning === true,
+    });
   } catch (error) {
     // A home that cannot hold a store (a file, no permission) is the user's to fix: exit 2.
     if (error instanceof StoreHomeError) throw new InputError(error.message, { cause: error });

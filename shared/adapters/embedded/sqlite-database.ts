@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { WalCheckpointer } from "./wal-checkpointer.ts";
 
 /**
  * The embedded store's database: one SQLite file (WAL, `synchronous=FULL`) holding events, clock,
@@ -123,7 +124,10 @@ export class SqliteDatabase {
   private grouping = false;
   private committed = 0;
 
-  constructor(file: string) {
+  private readonly checkpointer: WalCheckpointer | null;
+
+  /** `backgroundCheckpoints`: the log is checkpointed on a thread of its own (WalCheckpointer), never in a commit here. */
+  constructor(file: string, options: { backgroundCheckpoints?: boolean } = {}) {
     this.writer = new SqliteConnection(file);
     this.writer.db.exec(SCHEMA);
     // Stores from before selector v2 have no selector column: their subjects read as "v1".
@@ -138,6 +142,14 @@ export class SqliteDatabase {
     if (!columns.some((column) => column.name === "rebuild_attempt"))
       this.writer.db.exec("ALTER TABLE clock ADD COLUMN rebuild_attempt TEXT");
     this.reader = new SqliteConnection(file);
+    this.checkpointer = null;
+    if (options.backgroundCheckpoints) {
+      this.writer.db.pragma("wal_autocheckpoint = 0");
+      this.checkpointer = new WalCheckpointer(file, () => {
+        // The thread is gone: commits checkpoint again, as SQLite does by default.
+        if (this.writer.db.open) this.writer.db.pragma("wal_autocheckpoint = 1000");
+      });
+    }
   }
 
   /**
@@ -155,6 +167,7 @@ export class SqliteDatabase {
   }
 
   close(): void {
+    this.checkpointer?.stop();
     this.writer.db.close();
     this.reader.db.close();
   }

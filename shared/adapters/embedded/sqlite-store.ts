@@ -57,6 +57,8 @@ export class StoreHomeError extends Error {
 export interface SqliteStoreOptions {
   /** Called between the events of a large batch or read (default: never pauses). */
   pause?: Pause;
+  /** The log is checkpointed on a thread of its own (a serving process), never inside a commit. */
+  backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -103,7 +105,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   constructor(home: string, options: SqliteStoreOptions = {}) {
     this.pause = options.pause ?? neverPause;
     mkdirSync(home, { recursive: true });
-    this.db = new SqliteDatabase(join(home, SqliteStore.FILE));
+    this.db = new SqliteDatabase(join(home, SqliteStore.FILE), {
+      backgroundCheckpoints: options.backgroundCheckpoints === true,
+    });
     this.files = new BlobArtifactFiles(new WriteOnceFiles(home));
   }
 
