@@ -1,8 +1,10 @@
 import { GateReport, RefusedAttempts } from "#domain/gate/report.ts";
 import { type Manifest, Manifest as ManifestSchema } from "#domain/schemas.ts";
+import { parseStrictJsonPaced } from "#domain/strict-json.ts";
 import type { ArtifactContents, ArtifactFiles } from "#ports/artifacts.ts";
 import type { WriteOnceBlobs } from "#ports/blobs.ts";
 import { AlreadyWrittenError, NotFoundError } from "#ports/errors.ts";
+import type { Pause } from "#ports/time.ts";
 
 /** The folders of the write-once files, one per kind; segment answers have their own. */
 type FileKind = "artifacts" | "manifests" | "reports" | "recall" | "attempts" | "segments";
@@ -56,8 +58,12 @@ export class BlobArtifactFiles implements ArtifactFiles {
     return GateReport.parse(await this.readJson("reports", subject, artifactId));
   }
 
-  readArtifact(subject: string, artifactId: string): Promise<unknown> {
-    return this.readJson("artifacts", subject, artifactId);
+  async readArtifact(subject: string, artifactId: string, pause?: Pause): Promise<unknown> {
+    if (pause === undefined) return this.readJson("artifacts", subject, artifactId);
+    const text = await this.readText("artifacts", subject, artifactId);
+    // A summary of megabytes, parsed a step at a time; text that is not strict JSON throws JSON.parse's error.
+    const parsed = await parseStrictJsonPaced(text, pause);
+    return parsed.ok ? parsed.value : JSON.parse(text);
   }
 
   async readManifest(subject: string, artifactId: string): Promise<Manifest> {
@@ -65,8 +71,12 @@ export class BlobArtifactFiles implements ArtifactFiles {
   }
 
   private async readJson(kind: FileKind, subject: string, artifactId: string): Promise<unknown> {
+    return JSON.parse(await this.readText(kind, subject, artifactId));
+  }
+
+  private async readText(kind: FileKind, subject: string, artifactId: string): Promise<string> {
     const text = await this.blobs.get(this.key(kind, subject, artifactId));
     if (text === undefined) throw new NotFoundError(`no artifact ${artifactId}`);
-    return JSON.parse(text);
+    return text;
   }
 }

@@ -2,6 +2,8 @@ import MiniSearch from "minisearch";
 import { z } from "zod";
 import type { ChecklistEntry, GateContext } from "#domain/gate/index.ts";
 import type { ConsolidationOutput, MemoryEvent } from "#domain/schemas.ts";
+import { parseStrictJsonPaced } from "#domain/strict-json.ts";
+import type { Pause } from "#ports/time.ts";
 
 /**
  * What recall needs of an artifact beyond its body, built once when the artifact is generated and
@@ -27,7 +29,9 @@ export type RecallIndex = z.infer<typeof RecallIndex>;
 const SEARCH_OPTIONS = {
   idField: "eventId",
   fields: ["text", "keys"],
-  searchOptions: { prefix: true, fuzzy: 0.2, combineWith: "AND" as const },
+  // A fifth of a word's letters may differ, at most two: a long word's fuzzy walk over the terms
+  // grows with its edit distance (a 256-character query of long words took tens of milliseconds).
+  searchOptions: { prefix: true, fuzzy: 0.2, maxFuzzy: 2, combineWith: "AND" as const },
 };
 
 /**
@@ -82,10 +86,50 @@ export function loadColdSearch(index: RecallIndex): MiniSearch {
   return MiniSearch.loadJSON(index.cold, SEARCH_OPTIONS);
 }
 
-/** The cold events matching `query`, best first, at most `limit` event ids. */
-export function searchCold(search: MiniSearch, query: string, limit: number): string[] {
-  return search
-    .search(query)
+/**
+ * `loadColdSearch` a step at a time (`pause` between the serialised index's parts, MiniSearch
+ * yielding between its terms), for a serving thread: the same search. A serialised index it
+ * cannot read is loaded whole, so it fails with MiniSearch's own error.
+ */
+export async function loadColdSearchPaced(index: RecallIndex, pause: Pause): Promise<MiniSearch> {
+  const parsed = await parseStrictJsonPaced(index.cold, pause);
+  if (!parsed.ok) return loadColdSearch(index);
+  return MiniSearch.loadJSAsync(parsed.value as Parameters<typeof MiniSearch.loadJSAsync>[0], SEARCH_OPTIONS);
+}
+
+/**
+ * The cold events matching `query`, best first, at most `limit` event ids: one query word at a
+ * time, pausing between words (a serving thread's other requests run there). The events
+ * every word matches, ranked by the sum of each word's score, as MiniSearch combines words with
+ * AND (its final score multiplies that sum by the number of words, which changes no order). A
+ * word no cold event matches ends the search.
+ */
+export async function searchColdPaced(
+  search: MiniSearch,
+  query: string,
+  limit: number,
+  pause: Pause,
+): Promise<string[]> {
+  const words = (MiniSearch.getDefault("tokenize") as (text: string) => string[])(query).filter(
+    (word) => word !== "",
+  );
+  let matched: Map<string, number> | null = null;
+  for (const word of words) {
+    await pause();
+    const scores = new Map<string, number>();
+    for (const hit of search.search(word)) {
+      const id = String(hit.id);
+      if (matched === null) scores.set(id, hit.score);
+      else {
+        const before = matched.get(id);
+        if (before !== undefined) scores.set(id, before + hit.score);
+      }
+    }
+    matched = scores;
+    if (matched.size === 0) return [];
+  }
+  return [...(matched ?? new Map<string, number>())]
+    .sort((a, b) => b[1] - a[1])
     .slice(0, limit)
-    .map((hit) => String(hit.id));
+    .map(([id]) => id);
 }

@@ -17,7 +17,7 @@ import { canonicalValue } from "#domain/values.ts";
 import { InputError } from "#ports/errors.ts";
 import { neverPause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
-import { searchCold } from "./recall-index.ts";
+import { searchColdPaced } from "./recall-index.ts";
 import {
   type RecallSection,
   type RecallSectionItems,
@@ -474,7 +474,7 @@ function serveWithin(
 
 /** Cold events matching the query (from the artifact's index, never a scan), within the budget. */
 async function coldMatches(
-  deps: Pick<Deps, "events">,
+  deps: Pick<Deps, "events" | "pause">,
   snapshot: Snapshot,
   index: ServedIndex | null,
   options: RecallOptions,
@@ -482,7 +482,8 @@ async function coldMatches(
 ): Promise<{ events: SequencedEvent[]; omitted: number }> {
   if (index === null || options.query === undefined || options.query.trim() === "")
     return { events: [], omitted: 0 };
-  const ids = searchCold(index.search, options.query, RECALL_COLD_MATCHES);
+  const pause = deps.pause ?? neverPause;
+  const ids = await searchColdPaced(await index.search(pause), options.query, RECALL_COLD_MATCHES, pause);
   if (ids.length === 0) return { events: [], omitted: 0 };
   const stored = await deps.events.eventsById(snapshot.subject, ids);
   const matches = ids

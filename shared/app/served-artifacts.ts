@@ -14,7 +14,7 @@ import {
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
-import { loadColdSearch, RecallIndex } from "./recall-index.ts";
+import { loadColdSearchPaced, RecallIndex } from "./recall-index.ts";
 import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
 
 /**
@@ -53,11 +53,11 @@ export class ServedArtifacts {
    */
   body(subject: string, artifactId: string, pause: Pause = neverPause): Promise<ServedBody> {
     return this.cached(`body\u0000${subject}\u0000${artifactId}`, async () => {
-      const raw = await this.store.readArtifact(subject, artifactId);
-      return {
-        value: new ServedBody(await parsedBody(raw, pause)),
-        size: JSON.stringify(raw).length,
-      };
+      const { body, size } = await parsedBody(
+        await this.store.readArtifact(subject, artifactId, pause),
+        pause,
+      );
+      return { value: new ServedBody(body), size };
     });
   }
 
@@ -155,50 +155,71 @@ export class ServedIndex {
   readonly mustPreserveClaims: ReadonlySet<number>;
   /** The inputs that stay cold; undefined for indexes built before they were counted. */
   readonly coldInputs: number | undefined;
-  private loaded: MiniSearch | undefined;
+  private loaded: Promise<MiniSearch> | undefined;
 
   constructor(private readonly index: RecallIndex) {
     this.mustPreserveClaims = new Set(index.mustPreserveClaims);
     this.coldInputs = index.coldInputs;
   }
 
-  get search(): MiniSearch {
-    this.loaded ??= loadColdSearch(this.index);
+  /** The cold layer's search, loaded once (a step at a time; recalls arriving meanwhile wait for it). */
+  search(pause: Pause): Promise<MiniSearch> {
+    this.loaded ??= loadColdSearchPaced(this.index, pause);
     return this.loaded;
   }
 }
 
 /**
  * A stored body parsed as `ConsolidationOutput` parses it, each claim, pending item and conflict on
- * its own with a pause before it, frozen throughout: the same value, without holding the thread
- * for the whole of a large summary. Anything this reading does not accept is parsed whole, so a
+ * its own with a pause before it (its depth and surrogates checked there too), frozen throughout:
+ * the same value, without holding the thread for the whole of a large summary, and its size as
+ * JSON text (UTF-16 code units). Anything this reading does not accept is parsed whole, so a
  * damaged body throws exactly the schema's error.
  */
-export async function parsedBody(raw: unknown, pause: Pause): Promise<ConsolidationOutput> {
-  const whole = () => deepFreeze(ConsolidationOutputSchema.parse(raw));
-  if (typeof raw !== "object" || raw === null || nestsDeeperThan(raw, MAX_NESTING_DEPTH)) return whole();
+export async function parsedBody(
+  raw: unknown,
+  pause: Pause,
+): Promise<{ body: ConsolidationOutput; size: number }> {
+  const whole = () => {
+    const body = deepFreeze(ConsolidationOutputSchema.parse(raw));
+    return { body, size: JSON.stringify(body).length };
+  };
+  if (typeof raw !== "object" || raw === null) return whole();
   const { claims, pending, unresolvedConflicts, ...rest } = raw as Record<string, unknown>;
   if (!Array.isArray(claims) || !Array.isArray(pending) || !Array.isArray(unresolvedConflicts))
     return whole();
+  if (nestsDeeperThan(rest, MAX_NESTING_DEPTH)) return whole();
   const envelope = ConsolidationOutputSchema.safeParse({
     ...rest,
     claims: [],
     pending: [],
     unresolvedConflicts: [],
   });
-  if (!envelope.success) return whole();
-  let body: ConsolidationOutput;
-  try {
-    body = {
-      ...envelope.data,
-      claims: await mapWithPauses(claims, pause, (claim) => deepFreeze(Claim.parse(claim))),
-      pending: await mapWithPauses(pending, pause, (item) => deepFreeze(PendingItem.parse(item))),
-      unresolvedConflicts: await mapWithPauses(unresolvedConflicts, pause, (conflict) =>
-        deepFreeze(ConflictRef.parse(conflict)),
-      ),
+  if (!envelope.success || loneSurrogatePath(envelope.data) !== null) return whole();
+  let size = JSON.stringify(envelope.data).length;
+  // Each part as the whole parse would read it: within the depth bound (the envelope holds it one
+  // level down), no lone surrogate, then its schema.
+  const part =
+    <T>(schema: { parse(input: unknown): T }) =>
+    (item: unknown) => {
+      if (nestsDeeperThan(item, MAX_NESTING_DEPTH - 2)) throw new RangeError("too deep");
+      const parsed = schema.parse(item);
+      if (loneSurrogatePath(parsed) !== null) throw new RangeError("lone surrogate");
+      size += JSON.stringify(parsed).length + 1; // and the comma after it
+
+      return deepFreeze(parsed);
     };
+  try {
+    const body = {
+      ...envelope.data,
+      claims: await mapWithPauses(claims, pause, part(Claim)),
+      pending: await mapWithPauses(pending, pause, part(PendingItem)),
+      unresolvedConflicts: await mapWithPauses(unresolvedConflicts, pause, part(ConflictRef)),
+    };
+    // No comma after each array's last part.
+    for (const parts of [body.claims, body.pending, body.unresolvedConflicts]) if (parts.length > 0) size--;
+    return { body: deepFreeze(body), size };
   } catch {
     return whole();
   }
-  return loneSurrogatePath(body) === null ? deepFreeze(body) : whole();
 }

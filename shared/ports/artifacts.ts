@@ -1,3 +1,4 @@
+import type { Pause } from "./time.ts";
 import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import type { Manifest } from "#domain/schemas.ts";
 import type { ArtifactRecords } from "./artifact-records.ts";
@@ -27,7 +28,8 @@ export interface ArtifactFiles {
   readRecallIndex(subject: string, artifactId: string): Promise<unknown>;
   /** The full gate report written with the artifact. */
   readReport(subject: string, artifactId: string): Promise<GateReport>;
-  readArtifact(subject: string, artifactId: string): Promise<unknown>;
+  /** The artifact's body as stored; `pause` lets a serving thread's other work run while a large one is parsed. */
+  readArtifact(subject: string, artifactId: string, pause?: Pause): Promise<unknown>;
   readManifest(subject: string, artifactId: string): Promise<Manifest>;
 }
 

@@ -150,8 +150,10 @@ describe("large requests let the thread's other work run", () => {
       .filter((answer) => ConsolidationOutput.safeParse(answer).success);
     expect(answers.length).toBeGreaterThanOrEqual(8);
     for (const answer of answers) {
-      const { value, turns } = await turnsDuring(() => parsedBody(answer, everyTurn));
+      const { value: read, turns } = await turnsDuring(() => parsedBody(answer, everyTurn));
+      const value = read.body;
       expect(value).toEqual(ConsolidationOutput.parse(answer));
+      expect(read.size).toBe(JSON.stringify(ConsolidationOutput.parse(answer)).length);
       expect(Object.isFrozen(value) && value.claims.every((claim) => Object.isFrozen(claim.value))).toBe(
         true,
       );

@@ -243,8 +243,8 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     return this.files.writeArtifact(subject, artifactId, contents);
   }
 
-  readArtifact(subject: string, artifactId: string): Promise<unknown> {
-    return this.files.readArtifact(subject, artifactId);
+  readArtifact(subject: string, artifactId: string, pause?: Pause): Promise<unknown> {
+    return this.files.readArtifact(subject, artifactId, pause);
   }
 
   readManifest(subject: string, artifactId: string): Promise<Manifest> {
