@@ -1,7 +1,7 @@
-import type { Pause } from "./time.ts";
 import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import type { Manifest } from "#domain/schemas.ts";
 import type { ArtifactRecords } from "./artifact-records.ts";
+import type { Pause } from "./time.ts";
 
 /** What one generation writes, each under a new write-once key. */
 export interface ArtifactContents {
