@@ -1,4 +1,5 @@
 import { GateReport, RefusedAttempts } from "#domain/gate/report.ts";
+import { parseObjectPaced } from "#domain/paced-parse.ts";
 import { type Manifest, Manifest as ManifestSchema } from "#domain/schemas.ts";
 import { parseStrictJsonPaced } from "#domain/strict-json.ts";
 import type { ArtifactContents, ArtifactFiles } from "#ports/artifacts.ts";
@@ -66,8 +67,13 @@ export class BlobArtifactFiles implements ArtifactFiles {
     return parsed.ok ? parsed.value : JSON.parse(text);
   }
 
-  async readManifest(subject: string, artifactId: string): Promise<Manifest> {
-    return ManifestSchema.parse(await this.readJson("manifests", subject, artifactId));
+  async readManifest(subject: string, artifactId: string, pause?: Pause): Promise<Manifest> {
+    if (pause === undefined)
+      return ManifestSchema.parse(await this.readJson("manifests", subject, artifactId));
+    // A manifest lists every input of the artifact: parsed and checked a step at a time.
+    const text = await this.readText("manifests", subject, artifactId);
+    const parsed = await parseStrictJsonPaced(text, pause);
+    return parseObjectPaced(ManifestSchema, parsed.ok ? parsed.value : JSON.parse(text), pause);
   }
 
   private async readJson(kind: FileKind, subject: string, artifactId: string): Promise<unknown> {

@@ -9,7 +9,7 @@ import {
 import type { LatestRule, MemoryEvent, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import { MemoryEvent as MemoryEventSchema } from "#domain/schemas.ts";
 import {
-  checkEventLog,
+  checkEventLogPaced,
   type Selection,
   type SelectorVersion,
   selectInputsPaced,
@@ -215,12 +215,16 @@ async function restorePolicy(deps: StoreDeps, subject: string, next: (stored: St
     const snapshot = await deps.events.snapshot(subject);
     const stored = await deps.events.storedPolicy(subject);
     const policy = next(stored);
-    const events = checkEventLog(await deps.events.eventsThrough(subject, snapshot.highWater));
     const pause = deps.pause ?? neverPause;
+    const events = await checkEventLogPaced(
+      await deps.events.eventsThrough(subject, snapshot.highWater),
+      pause,
+    );
     const differences = selectionDifferences(
       await selectInputsPaced(events, snapshot.highWater, effectivePolicy(stored), pause),
       await selectInputsPaced(events, snapshot.highWater, effectivePolicy(policy), pause),
     );
+    await pause();
     const unchanged = canonicalJson(policy) === canonicalJson(stored);
     const clock = unchanged
       ? { highWater: snapshot.highWater, inputEpoch: snapshot.inputEpoch }
@@ -239,7 +243,9 @@ async function restorePolicy(deps: StoreDeps, subject: string, next: (stored: St
         staled: [],
         rebuildRequested: false,
       };
+    await pause();
     deps.progress(`${subject}: ${differences.join("; ")}`);
+    await pause();
     return {
       ...clock,
       policy: effectivePolicy(policy),
@@ -271,7 +277,7 @@ export async function invalidate(
   for (const record of await deps.artifacts.listRecords(subject)) {
     if (record.stale || !["PUBLISHED", "CANDIDATE", "SHADOW"].includes(record.status)) continue;
     // The input list lives in the manifest: one read per live artifact, never an item per input.
-    const manifest = await deps.artifacts.readManifest(subject, record.artifactId);
+    const manifest = await deps.artifacts.readManifest(subject, record.artifactId, deps.pause);
     const selection = await selectionFor(selectorNamed(manifest.selectorVersion));
     const lost = manifest.inputIds.filter((id) => !selection.validIds.has(id));
     if (lost.length === 0) continue;

@@ -505,7 +505,7 @@ async function coldMatches(
  * starting afresh. So following `nextCursor` always reaches the end.
  */
 async function validPage(
-  deps: Pick<Deps, "events">,
+  deps: Pick<Deps, "events" | "pause">,
   snapshot: Snapshot,
   after: number,
   budget: TokenBudget,
@@ -529,6 +529,7 @@ async function validPage(
     nextCursor,
     earlierReadings: await earlierReadingsAmong(deps, subject, ReadingRules.of(policy), resolver, events),
   });
+  const pause = deps.pause ?? neverPause;
   let position = after;
   let bytes = 0;
   // A budget usually ends the page long before RECALL_PAGE_EVENTS: the log is read in growing pages.
@@ -539,6 +540,7 @@ async function validPage(
     if (records.length === 0) break;
     resolver.remember(records);
     for (const { event } of records) {
+      await pause();
       if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
         if (events.length >= RECALL_PAGE_EVENTS) return page(encodeCursor(position));
         const size = JSON.stringify(event).length;

@@ -1,6 +1,6 @@
 import type { SequencedEvent } from "#domain/schemas.ts";
 import {
-  checkEventLog,
+  checkEventLogPaced,
   SELECTOR_VERSION,
   type Selection,
   type SelectorVersion,
@@ -26,11 +26,12 @@ export async function readSelection(
     deps.events.eventsThrough(subject, highWater),
     deps.events.trustPolicy(subject),
   ]);
+  const pause = deps.pause ?? neverPause;
   const selection = await selectInputsPaced(
-    checkEventLog(events),
+    await checkEventLogPaced(events, pause),
     highWater,
     policy,
-    deps.pause ?? neverPause,
+    pause,
     version,
   );
   return { events, selection };

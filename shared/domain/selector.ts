@@ -88,15 +88,23 @@ export function isOpenTask(event: MemoryEvent): boolean {
 export function actorsByTarget(
   events: Iterable<MemoryEvent>,
 ): Map<string, Array<{ eventId: string; effect: ActorStanding["effect"] }>> {
+  return finished(actorSteps(events));
+}
+
+function* actorSteps(
+  events: Iterable<MemoryEvent>,
+): Steps<Map<string, Array<{ eventId: string; effect: ActorStanding["effect"] }>>> {
   const actorsOf = new Map<string, Array<{ eventId: string; effect: ActorStanding["effect"] }>>();
   const add = (target: string, eventId: string, effect: ActorStanding["effect"]) => {
     const actors = actorsOf.get(target);
     if (actors) actors.push({ eventId, effect });
     else actorsOf.set(target, [{ eventId, effect }]);
   };
+  let handled = 0;
   for (const event of events) {
     for (const target of event.revokes ?? []) add(target, event.eventId, "revoked");
     for (const target of event.supersedes ?? []) add(target, event.eventId, "superseded");
+    if (++handled % CHECKS_PER_STEP === 0) yield;
   }
   return actorsOf;
 }
@@ -156,12 +164,13 @@ function* selectionSteps(
   policy: TrustPolicy,
   version: SelectorVersion,
 ): Steps<Selection> {
-  const actorsOf = actorsByTarget(events);
+  const actorsOf = yield* actorSteps(events);
+  yield;
   const standings = new Map<string, Standing>();
   const invalid = new Map<string, InvalidReason>();
   const validInputs: SequencedEvent[] = [];
   let handled = 0;
-  for (const event of [...events].sort((a, b) => b.sequence - a.sequence)) {
+  for (const event of newestFirst(events)) {
     if (++handled % ITEMS_PER_STEP === 0) yield;
     const actors = (actorsOf.get(event.eventId) ?? []).flatMap((actor): ActorStanding[] => {
       const standing = standings.get(actor.eventId);
@@ -185,6 +194,14 @@ function* selectionSteps(
     conflicts: yield* conflictSteps(validInputs, version, rules),
     readings: yield* readingSteps(validInputs, rules),
   };
+}
+
+/** The events newest first: a checked log (ascending) read backwards, any other order sorted. */
+function newestFirst(events: readonly SequencedEvent[]): Iterable<SequencedEvent> {
+  if (!isAscending(events)) return [...events].sort((a, b) => b.sequence - a.sequence);
+  return (function* () {
+    for (let i = events.length - 1; i >= 0; i--) yield events[i] as SequencedEvent;
+  })();
 }
 
 /** The contradiction rule of a selector version. */
@@ -367,9 +384,22 @@ export class EventLogError extends Error {
  * every problem; returns the events sorted by sequence.
  */
 export function checkEventLog(events: readonly SequencedEvent[]): SequencedEvent[] {
+  return finished(checkSteps(events));
+}
+
+/** `checkEventLog` letting other work run between its steps (`pause`), for a serving thread. */
+export function checkEventLogPaced(
+  events: readonly SequencedEvent[],
+  pause: () => Promise<void>,
+): Promise<SequencedEvent[]> {
+  return paced(checkSteps(events), pause);
+}
+
+function* checkSteps(events: readonly SequencedEvent[]): Steps<SequencedEvent[]> {
   const problems: string[] = [];
   const sequenceOf = new Map<string, number>();
   const sequences = new Set<number>();
+  let handled = 0;
   for (const event of events) {
     if (sequenceOf.has(event.eventId))
       problems.push(`eventId ${event.eventId} appears twice; each id must be unique`);
@@ -377,11 +407,26 @@ export function checkEventLog(events: readonly SequencedEvent[]): SequencedEvent
       problems.push(`sequence ${event.sequence} appears twice (event ${event.eventId})`);
     sequenceOf.set(event.eventId, event.sequence);
     sequences.add(event.sequence);
+    if (++handled % CHECKS_PER_STEP === 0) yield;
   }
-  for (const event of events) problems.push(...linkProblems(event, sequenceOf));
+  for (const event of events) {
+    if (event.revokes !== undefined || event.supersedes !== undefined)
+      problems.push(...linkProblems(event, sequenceOf));
+    if (++handled % CHECKS_PER_STEP === 0) yield;
+  }
   if (problems.length > 0) throw new EventLogError(problems);
-  return [...events].sort((a, b) => a.sequence - b.sequence);
+  return isAscending(events) ? [...events] : [...events].sort((a, b) => a.sequence - b.sequence);
 }
+
+/** Whether the events are in ascending sequence (a log as stored): no sort needed. */
+function isAscending(events: readonly SequencedEvent[]): boolean {
+  for (let i = 1; i < events.length; i++)
+    if ((events[i - 1] as SequencedEvent).sequence >= (events[i] as SequencedEvent).sequence) return false;
+  return true;
+}
+
+/** Events a step of the log check handles (each is a few map operations). */
+const CHECKS_PER_STEP = 1024;
 
 /**
  * What is wrong with an event's `revokes` and `supersedes`: each must name a known event with a

@@ -30,7 +30,8 @@ export interface ArtifactFiles {
   readReport(subject: string, artifactId: string): Promise<GateReport>;
   /** The artifact's body as stored; `pause` lets a serving thread's other work run while a large one is parsed. */
   readArtifact(subject: string, artifactId: string, pause?: Pause): Promise<unknown>;
-  readManifest(subject: string, artifactId: string): Promise<Manifest>;
+  /** The artifact's manifest; `pause` as for readArtifact (a manifest lists every input). */
+  readManifest(subject: string, artifactId: string, pause?: Pause): Promise<Manifest>;
 }
 
 /**

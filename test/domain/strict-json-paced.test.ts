@@ -1,10 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { parseObjectPaced } from "#domain/paced-parse.ts";
+import { EventId } from "#domain/schemas.ts";
 import { parseStrictJson, parseStrictJsonPaced } from "#domain/strict-json.ts";
 import { decodeStrictUtf8, decodeStrictUtf8Paced } from "#domain/utf8.ts";
 
 /**
- * The paced parse and decode (a server thread handed megabytes lets other requests run between
+ * The paced parses and decode (a server thread handed megabytes lets other requests run between
  * steps) give exactly what the one-step ones give: the same value, the same refusal.
  */
 let pauses = 0;
@@ -82,5 +85,42 @@ describe("decodeStrictUtf8Paced", () => {
     bad[2_500_000] = 0xff;
     expect(await decodeStrictUtf8Paced(bad, countingPause)).toEqual(decodeStrictUtf8(bad));
     expect(decodeStrictUtf8(bad).ok).toBe(false);
+  });
+});
+
+describe("parseObjectPaced", () => {
+  const Schema = z.object({
+    id: z.string().min(1),
+    ids: z.array(EventId),
+    refs: z.array(z.object({ eventId: EventId, hash: z.string() })),
+    capped: z.array(z.number()).max(3),
+    optional: z.array(z.string()).optional(),
+  });
+  const valid = {
+    id: "a",
+    ids: Array.from({ length: 1000 }, (_, i) => `e${i}`),
+    refs: Array.from({ length: 600 }, (_, i) => ({ eventId: `e${i}`, hash: `h${i}`, extra: true })),
+    capped: [1, 2],
+    unknown: "dropped",
+  };
+
+  async function sameAs(raw: unknown) {
+    const whole = Schema.safeParse(raw);
+    if (whole.success) expect(await parseObjectPaced(Schema, raw, countingPause)).toEqual(whole.data);
+    else await expect(parseObjectPaced(Schema, raw, countingPause)).rejects.toThrow(whole.error.message);
+  }
+
+  it("checks each large array a step at a time, with the schema's value and the schema's refusal", async () => {
+    pauses = 0;
+    await sameAs(valid);
+    expect(pauses).toBeGreaterThanOrEqual(6);
+    await sameAs({ ...valid, optional: ["x"] });
+    await sameAs({ ...valid, ids: [...valid.ids, "bad id"] });
+    await sameAs({ ...valid, refs: [{ eventId: "e1" }] });
+    await sameAs({ ...valid, capped: [1, 2, 3, 4] });
+    await sameAs({ ...valid, id: "" });
+    await sameAs({ ...valid, ids: "none" });
+    await sameAs([valid]);
+    await sameAs(null);
   });
 });

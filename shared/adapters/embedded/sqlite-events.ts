@@ -204,7 +204,12 @@ export function eventsById(
   return found;
 }
 
-/** Every stored event whose sequence meets `condition` (one `?`, bound to `bound`), ascending. */
+/**
+ * Every stored event whose sequence meets `condition` (one `?`, bound to `bound`), ascending. Events
+ * through a sequence are written once and never change, so they are read a page at a time with
+ * pauses between pages; events after one are read at once (one statement, one database state).
+ * Rows are decoded with pauses between events.
+ */
 export async function eventsWhere(
   db: SqliteConnection,
   subject: string,
@@ -212,14 +217,29 @@ export async function eventsWhere(
   bound: number,
   pause: Pause,
 ): Promise<SequencedEvent[]> {
-  // Read at once (one statement, one database state); decoded with pauses between events.
-  const rows = db
-    .statement(
-      `SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND ${condition} ORDER BY sequence`,
-    )
-    .all(subject, bound) as EventRow[];
-  return mapWithPauses(rows, pause, decodeRow);
+  if (condition === "sequence > ?") {
+    const rows = db
+      .statement(
+        `SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? ORDER BY sequence`,
+      )
+      .all(subject, bound) as EventRow[];
+    return mapWithPauses(rows, pause, decodeRow);
+  }
+  const page = db.statement(
+    "SELECT event_id, sequence, hash, body FROM events WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?",
+  );
+  const events: SequencedEvent[] = [];
+  for (let after = 0; ; ) {
+    await pause();
+    const rows = page.all(subject, after, bound, EVENTS_PER_PAGE) as EventRow[];
+    events.push(...(await mapWithPauses(rows, pause, decodeRow)));
+    if (rows.length < EVENTS_PER_PAGE) return events;
+    after = (rows[rows.length - 1] as EventRow).sequence;
+  }
 }
+
+/** Events one statement of `eventsWhere` reads through a sequence. */
+const EVENTS_PER_PAGE = 1000;
 
 /** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */
 export function eventsPage(

@@ -247,8 +247,8 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     return this.files.readArtifact(subject, artifactId, pause);
   }
 
-  readManifest(subject: string, artifactId: string): Promise<Manifest> {
-    return this.files.readManifest(subject, artifactId);
+  readManifest(subject: string, artifactId: string, pause?: Pause): Promise<Manifest> {
+    return this.files.readManifest(subject, artifactId, pause);
   }
 
   readReport(subject: string, artifactId: string): Promise<GateReport> {
