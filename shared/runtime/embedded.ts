@@ -105,7 +105,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   try {
     store = SqliteStore.open(resolve(home), {
       pause: pauseBetweenSlices,
-      backgroundCheckpoints: options.longRunning === true,
+      serving: options.longRunning === true,
     });
   } catch (error) {
     // A home that cannot hold a store (a file, no permission) is the user's to fix: exit 2.

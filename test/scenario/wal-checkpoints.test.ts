@@ -7,7 +7,7 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { MemoryEvent } from "#domain/schemas.ts";
 
 /**
- * A serving process's store (`backgroundCheckpoints`: serve and mcp) never checkpoints its log
+ * A serving process's store (`serving`: serve and mcp) never checkpoints its log
  * inside a commit: the commit of a 4.8 MB batch (past the 1,000 pages at which SQLite checkpoints) leaves the database file as it was (the batch is
  * in the log), and a thread of its own copies the log into the file moments later. Any other
  * store checkpoints in the commit, as SQLite does by default.
@@ -16,10 +16,10 @@ const BATCH = Array.from({ length: 400 }, (_, i) =>
   MemoryEvent.parse({ eventId: `e${i}`, kind: "note", text: `${"x".repeat(12_000)} ${i}` }),
 );
 
-async function databaseFileSizes(backgroundCheckpoints: boolean) {
+async function databaseFileSizes(serving: boolean) {
   const home = mkdtempSync(join(tmpdir(), "memgate-wal-"));
   const file = join(home, SqliteStore.FILE);
-  const store = SqliteStore.open(home, { backgroundCheckpoints });
+  const store = SqliteStore.open(home, { serving });
   try {
     await store.append("s", BATCH);
     const afterCommit = statSync(file).size;

@@ -1,3 +1,4 @@
+import { type FileHandle, open } from "node:fs/promises";
 import Database from "better-sqlite3";
 import { WalCheckpointer } from "./wal-checkpointer.ts";
 
@@ -108,6 +109,8 @@ export class SqliteConnection {
 
 interface QueuedWrite {
   work: (connection: SqliteConnection) => unknown;
+  /** A write of megabytes: its log pages are synced before the commit (see `syncLogAhead`). */
+  large: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -125,9 +128,16 @@ export class SqliteDatabase {
   private committed = 0;
 
   private readonly checkpointer: WalCheckpointer | null;
+  /** Whether a large group's log pages are synced before it commits (a serving process's store). */
+  private readonly syncsAhead: boolean;
+  /** The write-ahead log, opened for `syncLogAhead` the first time a large group commits. */
+  private log: FileHandle | undefined;
 
-  /** `backgroundCheckpoints`: the log is checkpointed on a thread of its own (WalCheckpointer), never in a commit here. */
-  constructor(file: string, options: { backgroundCheckpoints?: boolean } = {}) {
+  /** `serving`: the log is checkpointed on a thread of its own (WalCheckpointer), never in a commit here, and a large group syncs its log ahead of its commit. */
+  constructor(
+    private readonly file: string,
+    options: { serving?: boolean } = {},
+  ) {
     this.writer = new SqliteConnection(file);
     this.writer.db.exec(SCHEMA);
     // Stores from before selector v2 have no selector column: their subjects read as "v1".
@@ -143,7 +153,8 @@ export class SqliteDatabase {
       this.writer.db.exec("ALTER TABLE clock ADD COLUMN rebuild_attempt TEXT");
     this.reader = new SqliteConnection(file);
     this.checkpointer = null;
-    if (options.backgroundCheckpoints) {
+    this.syncsAhead = options.serving === true;
+    if (options.serving) {
       this.writer.db.pragma("wal_autocheckpoint = 0");
       this.checkpointer = new WalCheckpointer(file, () => {
         // The thread is gone: commits checkpoint again, as SQLite does by default.
@@ -166,7 +177,23 @@ export class SqliteDatabase {
     return this.committed;
   }
 
+  /**
+   * Syncs the write-ahead log on libuv's thread pool before a large group commits: the pages the
+   * group already wrote to the log (SQLite spills them once its cache is full) reach the disk
+   * while this thread serves other requests, so the commit's own sync, which runs here, has
+   * only the last pages left. Only a speed-up: the commit syncs everything regardless.
+   */
+  private async syncLogAhead(): Promise<void> {
+    try {
+      this.log ??= await open(`${this.file}-wal`, "r");
+      await this.log.datasync();
+    } catch {
+      // No log file yet, or the sync failed: the commit's own sync does the work.
+    }
+  }
+
   close(): void {
+    void this.log?.close().catch(() => undefined);
     this.checkpointer?.stop();
     this.writer.db.close();
     this.reader.db.close();
@@ -177,9 +204,17 @@ export class SqliteDatabase {
    * transaction committed, rejects with the work's own error (its savepoint rolled back, the rest
    * of the group unaffected) or with the commit's (nothing of the group was written).
    */
-  write<T>(work: (connection: SqliteConnection) => Promise<T> | T): Promise<T> {
+  write<T>(
+    work: (connection: SqliteConnection) => Promise<T> | T,
+    options: { large?: boolean } = {},
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({
+        work,
+        large: options.large === true,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       // The bounded wait: writes asked for in this loop turn join; the group starts right after it.
       if (!this.grouping) {
         this.grouping = true;
@@ -249,6 +284,7 @@ export class SqliteDatabase {
         }
       }
     }
+    if (this.syncsAhead && group.some((write) => write.large)) await this.syncLogAhead();
     try {
       db.exec("COMMIT");
       this.committed++;

@@ -54,11 +54,18 @@ export class StoreHomeError extends Error {
   }
 }
 
+/** A batch of this many events or more may be megabytes: its log is synced ahead of its commit. */
+const LARGE_BATCH_EVENTS = 100;
+
 export interface SqliteStoreOptions {
   /** Called between the events of a large batch or read (default: never pauses). */
   pause?: Pause;
-  /** The log is checkpointed on a thread of its own (a serving process), never inside a commit. */
-  backgroundCheckpoints?: boolean;
+  /**
+   * The store of a process that serves requests (serve, mcp): its log is checkpointed on a thread
+   * of its own, never inside a commit, and a large batch's log pages are synced ahead of its
+   * commit, so neither holds the serving thread.
+   */
+  serving?: boolean;
 }
 
 /**
@@ -106,7 +113,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
     this.pause = options.pause ?? neverPause;
     mkdirSync(home, { recursive: true });
     this.db = new SqliteDatabase(join(home, SqliteStore.FILE), {
-      backgroundCheckpoints: options.backgroundCheckpoints === true,
+      serving: options.serving === true,
     });
     this.files = new BlobArtifactFiles(new WriteOnceFiles(home));
   }
@@ -123,7 +130,9 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   // The event log and its clock (sqlite-events.ts).
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    return this.db.write((db) => appendEvents(db, subject, events, this.pause));
+    return this.db.write((db) => appendEvents(db, subject, events, this.pause), {
+      large: events.length >= LARGE_BATCH_EVENTS,
+    });
   }
 
   snapshot(subject: string): Promise<Snapshot> {
