@@ -46,6 +46,16 @@ function events(subject: string, logs = LOGS) {
     .map((line) => JSON.parse(line));
 }
 
+/** pm-wei's first answer restated its source's label (agent:planner) as words no event holds; its repair was published. */
+async function pmWeiRefusedFirst(recorded: string, options = {}) {
+  const { deps } = modelDeps(`replay:${recorded}`, {}, options);
+  await appendEvents(deps, "pm-wei", events("pm-wei"));
+  const outcome = await run(deps, await takeSnapshot(deps, "pm-wei"));
+  if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
+  const [refused] = await deps.artifacts.readAttempts("pm-wei", outcome.artifactId);
+  expect(refused?.report.reasons.map((r) => [r.code, r.eventId])).toEqual([["unsupported-claim", "wei-12"]]);
+}
+
 /** consolidate-v3 is no longer the default: its replays ask for it by name. */
 const V3 = { prompt: loadPrompt("consolidate-v3") };
 
@@ -61,16 +71,7 @@ describe("real answers to consolidate-v3, replayed", () => {
     expect(outcome.gate.reasons).toEqual([]);
   });
 
-  it("pm-wei's refused first answer is kept with its reason", async () => {
-    const { deps } = modelDeps(`replay:${RECORDED}`, {}, V3);
-    await appendEvents(deps, "pm-wei", events("pm-wei"));
-    const outcome = await run(deps, await takeSnapshot(deps, "pm-wei"));
-    if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
-    const [refused] = await deps.artifacts.readAttempts("pm-wei", outcome.artifactId);
-    expect(refused?.report.reasons.map((r) => [r.code, r.eventId])).toEqual([
-      ["unsupported-claim", "wei-12"],
-    ]);
-  });
+  it("pm-wei's refused first answer is kept with its reason", () => pmWeiRefusedFirst(RECORDED, V3));
 
   it("legal-team in a 12,000-token context: five segment-v2 answers and a summary-v2 answer, every one real, publish on the first try", async () => {
     const { deps } = modelDeps(
@@ -138,14 +139,5 @@ describe("real answers to consolidate-v5 (the default prompt), replayed", () => 
     expect(outcome.gate.reasons).toEqual([]);
   });
 
-  it("pm-wei's refused first answer is kept with its reason", async () => {
-    const { deps } = modelDeps(`replay:${RECORDED_V5}`);
-    await appendEvents(deps, "pm-wei", events("pm-wei"));
-    const outcome = await run(deps, await takeSnapshot(deps, "pm-wei"));
-    if (outcome.status !== "PUBLISHED") throw new Error(JSON.stringify(outcome));
-    const [refused] = await deps.artifacts.readAttempts("pm-wei", outcome.artifactId);
-    expect(refused?.report.reasons.map((r) => [r.code, r.eventId])).toEqual([
-      ["unsupported-claim", "wei-12"],
-    ]);
-  });
+  it("pm-wei's refused first answer is kept with its reason", () => pmWeiRefusedFirst(RECORDED_V5));
 });
