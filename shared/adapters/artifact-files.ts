@@ -59,25 +59,30 @@ export class BlobArtifactFiles implements ArtifactFiles {
     return GateReport.parse(await this.readJson("reports", subject, artifactId));
   }
 
-  async readArtifact(subject: string, artifactId: string, pause?: Pause): Promise<unknown> {
-    if (pause === undefined) return this.readJson("artifacts", subject, artifactId);
-    const text = await this.readText("artifacts", subject, artifactId);
-    // A summary of megabytes, parsed a step at a time; text that is not strict JSON throws JSON.parse's error.
-    const parsed = await parseStrictJsonPaced(text, pause);
-    return parsed.ok ? parsed.value : JSON.parse(text);
+  readArtifact(subject: string, artifactId: string, pause?: Pause): Promise<unknown> {
+    return this.readJson("artifacts", subject, artifactId, pause);
   }
 
   async readManifest(subject: string, artifactId: string, pause?: Pause): Promise<Manifest> {
-    if (pause === undefined)
-      return ManifestSchema.parse(await this.readJson("manifests", subject, artifactId));
-    // A manifest lists every input of the artifact: parsed and checked a step at a time.
-    const text = await this.readText("manifests", subject, artifactId);
-    const parsed = await parseStrictJsonPaced(text, pause);
-    return parseObjectPaced(ManifestSchema, parsed.ok ? parsed.value : JSON.parse(text), pause);
+    const raw = await this.readJson("manifests", subject, artifactId, pause);
+    // A manifest lists every input of the artifact: with a pause, checked a step at a time.
+    return pause === undefined ? ManifestSchema.parse(raw) : parseObjectPaced(ManifestSchema, raw, pause);
   }
 
-  private async readJson(kind: FileKind, subject: string, artifactId: string): Promise<unknown> {
-    return JSON.parse(await this.readText(kind, subject, artifactId));
+  /**
+   * A file's JSON; with `pause`, parsed a step at a time (a summary or manifest of megabytes on a
+   * serving thread). Either way text that is not JSON throws JSON.parse's error.
+   */
+  private async readJson(
+    kind: FileKind,
+    subject: string,
+    artifactId: string,
+    pause?: Pause,
+  ): Promise<unknown> {
+    const text = await this.readText(kind, subject, artifactId);
+    if (pause === undefined) return JSON.parse(text);
+    const parsed = await parseStrictJsonPaced(text, pause);
+    return parsed.ok ? parsed.value : JSON.parse(text);
   }
 
   private async readText(kind: FileKind, subject: string, artifactId: string): Promise<string> {
