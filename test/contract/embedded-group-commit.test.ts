@@ -158,3 +158,89 @@ describe("group commit (embedded store)", () => {
     expect((await store.snapshot(subject)).highWater).toBe(1);
   });
 });
+
+describe("a serving store's commits, synced off the serving thread", () => {
+  const servingHome = mkdtempSync(join(tmpdir(), "memgate-serving-"));
+  const serving = SqliteStore.open(servingHome, { serving: true });
+  afterAll(() => serving.close());
+
+  it("acknowledges each event once, stored once, in fewer commits than appends", async () => {
+    const before = serving.commits;
+    const results = await Promise.all(
+      Array.from({ length: 48 }, (_, i) => serving.append(`sync-${i % 3}`, [note(`s-${i}`)])),
+    );
+    expect(serving.commits - before).toBeLessThan(48);
+    expect(results.flatMap((result) => result.appended).sort()).toEqual(
+      Array.from({ length: 48 }, (_, i) => `s-${i}`).sort(),
+    );
+    for (let s = 0; s < 3; s++) expect((await serving.eventsThrough(`sync-${s}`, 1_000)).length).toBe(16);
+  });
+
+  it("answers a read that saw a commit no earlier than the commit is acknowledged (synced)", async () => {
+    // Loop turns, counted: a read of a commit not yet synced would answer in a turn before the
+    // acknowledgment's (the sync runs on the thread pool and ends in a later turn).
+    let turn = 0;
+    let acknowledgedIn = -1;
+    const seenIn: number[] = [];
+    const appended = serving.append("sync-order", [note("o-1")]).then(() => {
+      acknowledgedIn = turn;
+    });
+    const reads: Array<Promise<unknown>> = [];
+    while (acknowledgedIn === -1) {
+      reads.push(
+        serving.snapshot("sync-order").then((s) => {
+          if (s.highWater === 1) seenIn.push(turn);
+        }),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      turn++;
+    }
+    await Promise.all([appended, ...reads]);
+    for (const seen of seenIn) expect(seen).toBeGreaterThanOrEqual(acknowledgedIn);
+  });
+});
+
+describe("events held in memory (eventsPage)", () => {
+  it("serves a held page as the database holds it: the same events, and the acting ids as they grow", async () => {
+    const subject = "held";
+    await store.append(
+      subject,
+      Array.from({ length: 10 }, (_, i) => note(`h-${i + 1}`)),
+    );
+    const fresh = () => {
+      const other = new SqliteStore(home);
+      return {
+        page: (after: number, through: number, limit: number) =>
+          other.eventsPage(subject, after, through, limit),
+        close: () => other.close(),
+      };
+    };
+    const first = await store.eventsPage(subject, 0, 10, 10);
+    expect(first.map(({ event }) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await store.eventsPage(subject, 0, 10, 10)).toEqual(first);
+
+    // A revocation after the page was held: the held events show their new actor.
+    await store.append(subject, [
+      MemoryEvent.parse({ eventId: "h-revoke", kind: "revocation", text: "h-3 was wrong", revokes: ["h-3"] }),
+    ]);
+    await store.append(subject, [note("h-12"), note("h-13")]);
+    const reader = fresh();
+    try {
+      for (const [after, through, limit] of [
+        [0, 10, 10],
+        [0, 13, 13],
+        [2, 13, 5],
+        [8, 13, 100],
+        [0, 13, 4],
+      ] as const) {
+        const held = await store.eventsPage(subject, after, through, limit);
+        expect(held).toEqual(await reader.page(after, through, limit));
+      }
+      const third = (await store.eventsPage(subject, 2, 3, 1))[0];
+      expect(third?.event.eventId).toBe("h-3");
+      expect(third?.actors).toEqual(["h-revoke"]);
+    } finally {
+      reader.close();
+    }
+  });
+});

@@ -12,9 +12,16 @@ import { WalCheckpointer } from "./wal-checkpointer.ts";
  * Group commit: the writes this process asks for while a loop turn runs join one transaction,
  * each inside its own savepoint (all or nothing per write: a refused write rolls back to its
  * savepoint and its neighbours commit), and every write of the group settles only after the one
- * COMMIT that holds it returned, so nothing is acknowledged before it is durable. Reads run on a
- * second connection that sees committed state only (WAL): a read never waits for a commit and
- * never sees a group half done.
+ * COMMIT that holds it is durable, so nothing is acknowledged before it is. Reads run on a second
+ * connection that sees committed state only (WAL): a read never waits for a commit and never sees
+ * a group half done.
+ *
+ * A serving process's store (`serving`) makes its commits durable off the serving thread: its
+ * writer commits with `synchronous=NORMAL` (the COMMIT writes the log, no sync) and the group's
+ * writes settle after a datasync of the log on libuv's thread pool, while this thread goes on
+ * serving and the next group gathers. The log is appended in order and the sync covers all of it,
+ * so a write that settled survives a power loss as under `synchronous=FULL`; a read that may have
+ * seen a commit not yet synced answers only once it is.
  */
 
 const SCHEMA = `
@@ -89,11 +96,12 @@ export class SqliteConnection {
   /** Prepared statements, compiled once per connection. */
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(file: string) {
+  /** `synchronous`: FULL, or NORMAL for a writer whose commits `SqliteDatabase` syncs itself. */
+  constructor(file: string, synchronous: "FULL" | "NORMAL" = "FULL") {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
     // FULL: an append or publish acknowledged to a caller survives a power loss, not only a crash.
-    this.db.pragma("synchronous = FULL");
+    this.db.pragma(`synchronous = ${synchronous}`);
     this.db.pragma("busy_timeout = 30000");
   }
 
@@ -109,8 +117,6 @@ export class SqliteConnection {
 
 interface QueuedWrite {
   work: (connection: SqliteConnection) => unknown;
-  /** A write of megabytes: its log pages are synced before the commit (see `syncLogAhead`). */
-  large: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -128,17 +134,20 @@ export class SqliteDatabase {
   private committed = 0;
 
   private readonly checkpointer: WalCheckpointer | null;
-  /** Whether a large group's log pages are synced before it commits (a serving process's store). */
-  private readonly syncsAhead: boolean;
-  /** The write-ahead log, opened for `syncLogAhead` the first time a large group commits. */
+  /** Whether commits are synced off this thread, after COMMIT (a serving process's store). */
+  private readonly syncsAfterCommit: boolean;
+  /** The write-ahead log, opened for `syncLog` after the first commit. */
   private log: FileHandle | undefined;
+  /** The sync of the last commit while it runs: what a read that may have seen it waits for. */
+  private syncing: Promise<void> | null = null;
 
-  /** `serving`: the log is checkpointed on a thread of its own (WalCheckpointer), never in a commit here, and a large group syncs its log ahead of its commit. */
+  /** `serving`: the log is checkpointed on a thread of its own (WalCheckpointer), never in a commit here, and commits are synced off this thread. */
   constructor(
     private readonly file: string,
     options: { serving?: boolean } = {},
   ) {
-    this.writer = new SqliteConnection(file);
+    this.syncsAfterCommit = options.serving === true;
+    this.writer = new SqliteConnection(file, this.syncsAfterCommit ? "NORMAL" : "FULL");
     this.writer.db.exec(SCHEMA);
     // Stores from before selector v2 have no selector column: their subjects read as "v1".
     const columns = this.writer.db.pragma("table_info(clock)") as Array<{ name: string }>;
@@ -153,7 +162,6 @@ export class SqliteDatabase {
       this.writer.db.exec("ALTER TABLE clock ADD COLUMN rebuild_attempt TEXT");
     this.reader = new SqliteConnection(file);
     this.checkpointer = null;
-    this.syncsAhead = options.serving === true;
     if (options.serving) {
       this.writer.db.pragma("wal_autocheckpoint = 0");
       this.checkpointer = new WalCheckpointer(file, () => {
@@ -177,19 +185,10 @@ export class SqliteDatabase {
     return this.committed;
   }
 
-  /**
-   * Syncs the write-ahead log on libuv's thread pool before a large group commits: the pages the
-   * group already wrote to the log (SQLite spills them once its cache is full) reach the disk
-   * while this thread serves other requests, so the commit's own sync, which runs here, has
-   * only the last pages left. Only a speed-up: the commit syncs everything regardless.
-   */
-  private async syncLogAhead(): Promise<void> {
-    try {
-      this.log ??= await open(`${this.file}-wal`, "r");
-      await this.log.datasync();
-    } catch {
-      // No log file yet, or the sync failed: the commit's own sync does the work.
-    }
+  /** Syncs the write-ahead log on libuv's thread pool: every commit written to it is durable after. */
+  private async syncLog(): Promise<void> {
+    this.log ??= await open(`${this.file}-wal`, "r");
+    await this.log.datasync();
   }
 
   close(): void {
@@ -204,17 +203,9 @@ export class SqliteDatabase {
    * transaction committed, rejects with the work's own error (its savepoint rolled back, the rest
    * of the group unaffected) or with the commit's (nothing of the group was written).
    */
-  write<T>(
-    work: (connection: SqliteConnection) => Promise<T> | T,
-    options: { large?: boolean } = {},
-  ): Promise<T> {
+  write<T>(work: (connection: SqliteConnection) => Promise<T> | T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({
-        work,
-        large: options.large === true,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      });
+      this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
       // The bounded wait: writes asked for in this loop turn join; the group starts right after it.
       if (!this.grouping) {
         this.grouping = true;
@@ -223,10 +214,14 @@ export class SqliteDatabase {
     });
   }
 
-  /** A read of committed state (never a group half done), on the reading connection. */
+  /**
+   * A read of committed state (never a group half done), on the reading connection; it answers
+   * once the commits it may have seen are durable.
+   */
   read<T>(work: (connection: SqliteConnection) => T): Promise<T> {
     try {
-      return Promise.resolve(work(this.reader));
+      const value = work(this.reader);
+      return this.syncing ? this.syncing.then(() => value) : Promise.resolve(value);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -240,13 +235,36 @@ export class SqliteDatabase {
   private async runGroups(): Promise<void> {
     while (this.queued.length > 0) {
       const group = this.queued.splice(0, MAX_GROUP_WRITES);
-      for (const outcome of await this.runGroup(group))
+      const commitsBefore = this.committed;
+      let outcomes = await this.runGroup(group);
+      if (this.syncsAfterCommit && this.committed > commitsBefore) outcomes = await this.durable(outcomes);
+      for (const outcome of outcomes)
         if (outcome.ok) outcome.write.resolve(outcome.value);
         else outcome.write.reject(outcome.error);
       // Writes asked for meanwhile wait for the next turn's group, which the requests read in it join.
       if (this.queued.length > 0) await new Promise((resolve) => setImmediate(resolve));
     }
     this.grouping = false;
+  }
+
+  /** The outcomes of a group once its commit is synced; a failed sync fails the writes it held. */
+  private async durable(outcomes: WriteOutcome[]): Promise<WriteOutcome[]> {
+    const synced = this.syncLog();
+    this.syncing = synced.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      await synced;
+      return outcomes;
+    } catch (error) {
+      const failed = new Error("the commit was written but could not be synced to disk", { cause: error });
+      return outcomes.map((outcome) =>
+        outcome.ok ? { write: outcome.write, ok: false, error: failed } : outcome,
+      );
+    } finally {
+      this.syncing = null;
+    }
   }
 
   /** One transaction over `group`; never throws: each write's outcome says how it ended. */
@@ -284,7 +302,6 @@ export class SqliteDatabase {
         }
       }
     }
-    if (this.syncsAhead && group.some((write) => write.large)) await this.syncLogAhead();
     try {
       db.exec("COMMIT");
       this.committed++;

@@ -241,21 +241,106 @@ export async function eventsWhere(
 /** Events one statement of `eventsWhere` reads through a sequence. */
 const EVENTS_PER_PAGE = 1000;
 
-/** At most `limit` events with after < sequence <= through, ascending, with the ids acting on each. */
+/**
+ * At most `limit` events with after < sequence <= through, ascending, with the ids acting on each.
+ * With `held`, the events it holds from the start of the range are read from memory but for the
+ * acting ids, the rest from the database, and those are held for the next read.
+ */
 export function eventsPage(
   db: SqliteConnection,
   subject: string,
   after: number,
   through: number,
   limit: number,
+  held?: HeldEvents,
 ): StoredEvent[] {
-  const rows = db
-    .statement(
-      `${SELECT_ACTED} WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?`,
-    )
-    .all(subject, after, through, limit) as ActedRow[];
-  return rows.map(storedEvent);
+  const known = held?.prefix(subject, after + 1, Math.min(through, after + limit)) ?? [];
+  const from = after + known.length;
+  const rows =
+    known.length === limit || from >= through
+      ? []
+      : (db
+          .statement(
+            `${SELECT_ACTED} WHERE subject = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?`,
+          )
+          .all(subject, from, through, limit - known.length) as ActedRow[]);
+  const read = rows.map(storedEvent);
+  held?.hold(subject, read, rows);
+  return known.length === 0 ? read : [...withActors(db, subject, known), ...read];
 }
+
+/** Held events with the ids acting on each as stored now (the only part of a stored event that grows). */
+function withActors(
+  db: SqliteConnection,
+  subject: string,
+  events: ReadonlyArray<{ event: SequencedEvent; hash: string }>,
+): StoredEvent[] {
+  const acting = new Map<string, string[]>();
+  if (events.length > 0) {
+    const rows = db
+      .statement(
+        "SELECT target_id, actor_id FROM event_actors WHERE subject = ? AND target_id IN (SELECT value FROM json_each(?)) ORDER BY target_id, actor_id",
+      )
+      .all(subject, JSON.stringify(events.map(({ event }) => event.eventId))) as Array<{
+      target_id: string;
+      actor_id: string;
+    }>;
+    for (const { target_id, actor_id } of rows) {
+      const actors = acting.get(target_id);
+      if (actors) actors.push(actor_id);
+      else acting.set(target_id, [actor_id]);
+    }
+  }
+  return events.map(({ event, hash }) => ({ event, hash, actors: acting.get(event.eventId) ?? [] }));
+}
+
+/**
+ * Decoded events by subject and sequence, as read from the database: a stored event never
+ * changes (write-once rows) and a subject's sequences run 1..highWater without a gap, so the held
+ * start of a range needs no read of its rows. A recall reads the same oldest
+ * events or the same tail on every call. Bounded by the characters of the bodies held (a body
+ * past DECODED_BODY_LIMIT is never held); emptied when full.
+ */
+export class HeldEvents {
+  private readonly subjects = new Map<string, Map<number, { event: SequencedEvent; hash: string }>>();
+  private chars = 0;
+
+  /** The events first, first + 1, … through last that are held, up to the first that is not. */
+  prefix(subject: string, first: number, last: number): Array<{ event: SequencedEvent; hash: string }> {
+    const bySequence = this.subjects.get(subject);
+    const found: Array<{ event: SequencedEvent; hash: string }> = [];
+    if (!bySequence) return found;
+    for (let sequence = first; sequence <= last; sequence++) {
+      const entry = bySequence.get(sequence);
+      if (!entry) break;
+      found.push(entry);
+    }
+    return found;
+  }
+
+  hold(subject: string, page: readonly StoredEvent[], rows: readonly EventRow[]): void {
+    let bySequence = this.subjects.get(subject);
+    for (const [index, { event, hash }] of page.entries()) {
+      const chars = rows[index]?.body.length ?? Number.POSITIVE_INFINITY;
+      if (chars > HELD_BODY_LIMIT || bySequence?.has(event.sequence)) continue;
+      if (this.chars + chars > HELD_EVENT_CHARS) {
+        this.subjects.clear();
+        this.chars = 0;
+        bySequence = undefined;
+      }
+      if (!bySequence) {
+        bySequence = new Map();
+        this.subjects.set(subject, bySequence);
+      }
+      bySequence.set(event.sequence, { event, hash });
+      this.chars += chars;
+    }
+  }
+}
+
+/** About 40,000 typical events. */
+const HELD_EVENT_CHARS = 16 * 1024 * 1024;
+const HELD_BODY_LIMIT = 16 * 1024;
 
 function storedEvent(row: ActedRow): StoredEvent {
   return {

@@ -31,6 +31,7 @@ import {
   eventsById,
   eventsPage,
   eventsWhere,
+  HeldEvents,
   loadIndex,
   readClock,
   updateClockIf,
@@ -54,16 +55,13 @@ export class StoreHomeError extends Error {
   }
 }
 
-/** A batch of this many events or more may be megabytes: its log is synced ahead of its commit. */
-const LARGE_BATCH_EVENTS = 100;
-
 export interface SqliteStoreOptions {
   /** Called between the events of a large batch or read (default: never pauses). */
   pause?: Pause;
   /**
    * The store of a process that serves requests (serve, mcp): its log is checkpointed on a thread
-   * of its own, never inside a commit, and a large batch's log pages are synced ahead of its
-   * commit, so neither holds the serving thread.
+   * of its own, never inside a commit, and its commits are synced on libuv's thread pool, so
+   * neither holds the serving thread.
    */
   serving?: boolean;
 }
@@ -108,6 +106,8 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   private readonly pause: Pause;
+  /** Events read lately, decoded: a page of them is read again without its rows. */
+  private readonly held = new HeldEvents();
 
   constructor(home: string, options: SqliteStoreOptions = {}) {
     this.pause = options.pause ?? neverPause;
@@ -130,9 +130,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   // The event log and its clock (sqlite-events.ts).
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    return this.db.write((db) => appendEvents(db, subject, events, this.pause), {
-      large: events.length >= LARGE_BATCH_EVENTS,
-    });
+    return this.db.write((db) => appendEvents(db, subject, events, this.pause));
   }
 
   snapshot(subject: string): Promise<Snapshot> {
@@ -148,7 +146,7 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   }
 
   eventsPage(subject: string, after: number, through: number, limit: number): Promise<StoredEvent[]> {
-    return this.db.read((db) => eventsPage(db, subject, after, through, limit));
+    return this.db.read((db) => eventsPage(db, subject, after, through, limit, this.held));
   }
 
   eventsById(subject: string, ids: readonly string[]): Promise<Map<string, StoredEvent>> {
