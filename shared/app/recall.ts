@@ -162,7 +162,37 @@ interface Measure extends PartMeasure {
 
 /** An item as the JSON budget counts it: its JSON, the summary as its text. */
 function jsonTokens(item: unknown): number {
-  return countTokens(typeof item === "string" ? item : JSON.stringify(item));
+  if (typeof item === "string") return countTokens(item);
+  if (isFrozenEvent(item)) return measuredEvent(item).tokens();
+  return countTokens(JSON.stringify(item));
+}
+
+/**
+ * A stored event's JSON size and tokens, measured once per decoded event: a decoded event is
+ * frozen and shared by every read of its body (`decodeStoredEvent`), and each recall that pages
+ * over the same events would otherwise serialise and count each of them again.
+ */
+function measuredEvent(event: SequencedEvent): { chars: number; tokens(): number } {
+  let measured = measuredEvents.get(event);
+  if (measured === undefined) {
+    const json = JSON.stringify(event);
+    let tokens: number | undefined;
+    measured = { chars: json.length, tokens: () => (tokens ??= countTokens(JSON.stringify(event))) };
+    measuredEvents.set(event, measured);
+  }
+  return measured;
+}
+
+const measuredEvents = new WeakMap<SequencedEvent, { chars: number; tokens(): number }>();
+
+/** Only a frozen event can be measured once: nothing can change it after. */
+function isFrozenEvent(item: unknown): item is SequencedEvent {
+  return typeof item === "object" && item !== null && "sequence" in item && Object.isFrozen(item);
+}
+
+/** An event's JSON length: what a page's size bound counts. */
+function eventChars(event: SequencedEvent): number {
+  return Object.isFrozen(event) ? measuredEvent(event).chars : JSON.stringify(event).length;
 }
 
 const JSON_MEASURE: Measure = {
@@ -543,7 +573,7 @@ async function validPage(
       await pause();
       if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
         if (events.length >= RECALL_PAGE_EVENTS) return page(encodeCursor(position));
-        const size = JSON.stringify(event).length;
+        const size = eventChars(event);
         if (events.length > 0 && bytes + size > RECALL_PAGE_BYTES) return page(encodeCursor(position));
         const offered = budget.offer(section, event);
         if (offered === "later") return page(encodeCursor(position));
