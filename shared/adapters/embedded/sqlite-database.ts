@@ -19,9 +19,10 @@ import { WalCheckpointer } from "./wal-checkpointer.ts";
  * A serving process's store (`serving`) makes its commits durable off the serving thread: its
  * writer commits with `synchronous=NORMAL` (the COMMIT writes the log, no sync) and the group's
  * writes settle after a datasync of the log on libuv's thread pool, while this thread goes on
- * serving and the next group gathers. The log is appended in order and the sync covers all of it,
- * so a write that settled survives a power loss as under `synchronous=FULL`; a read that may have
- * seen a commit not yet synced answers only once it is.
+ * serving and committing the next groups (one sync at a time; a commit made while one runs joins
+ * the next). The log is appended in order and a sync covers all of it, so a write that settled
+ * survives a power loss as under `synchronous=FULL`; a read that may have seen a commit not yet
+ * synced answers only once it is.
  */
 
 const SCHEMA = `
@@ -138,8 +139,10 @@ export class SqliteDatabase {
   private readonly syncsAfterCommit: boolean;
   /** The write-ahead log, opened for `syncLog` after the first commit. */
   private log: FileHandle | undefined;
-  /** The sync of the last commit while it runs: what a read that may have seen it waits for. */
-  private syncing: Promise<void> | null = null;
+  /** The newest sync asked for (settled, never rejecting): what a read waits for. */
+  private lastSync: Promise<void> = Promise.resolve();
+  /** A sync asked for that has not started: a commit made now joins it. */
+  private nextSync: Promise<void> | null = null;
 
   /** `serving`: the log is checkpointed on a thread of its own (WalCheckpointer), never in a commit here, and commits are synced off this thread. */
   constructor(
@@ -221,7 +224,7 @@ export class SqliteDatabase {
   read<T>(work: (connection: SqliteConnection) => T): Promise<T> {
     try {
       const value = work(this.reader);
-      return this.syncing ? this.syncing.then(() => value) : Promise.resolve(value);
+      return this.syncsAfterCommit ? this.lastSync.then(() => value) : Promise.resolve(value);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -236,35 +239,33 @@ export class SqliteDatabase {
     while (this.queued.length > 0) {
       const group = this.queued.splice(0, MAX_GROUP_WRITES);
       const commitsBefore = this.committed;
-      let outcomes = await this.runGroup(group);
-      if (this.syncsAfterCommit && this.committed > commitsBefore) outcomes = await this.durable(outcomes);
-      for (const outcome of outcomes)
-        if (outcome.ok) outcome.write.resolve(outcome.value);
-        else outcome.write.reject(outcome.error);
+      const outcomes = await this.runGroup(group);
+      // A serving store's group settles once its commit is synced, while the next group gathers.
+      if (this.syncsAfterCommit && this.committed > commitsBefore)
+        void this.durable().then(
+          () => settle(outcomes),
+          (error) => settle(unsynced(outcomes, error)),
+        );
+      else settle(outcomes);
       // Writes asked for meanwhile wait for the next turn's group, which the requests read in it join.
       if (this.queued.length > 0) await new Promise((resolve) => setImmediate(resolve));
     }
     this.grouping = false;
   }
 
-  /** The outcomes of a group once its commit is synced; a failed sync fails the writes it held. */
-  private async durable(outcomes: WriteOutcome[]): Promise<WriteOutcome[]> {
-    const synced = this.syncLog();
-    this.syncing = synced.then(
-      () => undefined,
-      () => undefined,
-    );
-    try {
-      await synced;
-      return outcomes;
-    } catch (error) {
-      const failed = new Error("the commit was written but could not be synced to disk", { cause: error });
-      return outcomes.map((outcome) =>
-        outcome.ok ? { write: outcome.write, ok: false, error: failed } : outcome,
-      );
-    } finally {
-      this.syncing = null;
-    }
+  /**
+   * Resolves once the commits made so far are synced. Syncs run one at a time: a commit made
+   * while one runs joins the next, which starts when it ends and covers every commit before it.
+   */
+  private durable(): Promise<void> {
+    if (this.nextSync) return this.nextSync;
+    const sync = this.lastSync.then(() => {
+      this.nextSync = null;
+      return this.syncLog();
+    });
+    this.nextSync = sync;
+    this.lastSync = sync.catch(() => undefined);
+    return sync;
   }
 
   /** One transaction over `group`; never throws: each write's outcome says how it ended. */
@@ -311,4 +312,18 @@ export class SqliteDatabase {
       return failAll(error, outcomes);
     }
   }
+}
+
+function settle(outcomes: readonly WriteOutcome[]): void {
+  for (const outcome of outcomes)
+    if (outcome.ok) outcome.write.resolve(outcome.value);
+    else outcome.write.reject(outcome.error);
+}
+
+/** A group's outcomes when its commit could not be synced: none of its writes is acknowledged. */
+function unsynced(outcomes: readonly WriteOutcome[], error: unknown): WriteOutcome[] {
+  const failed = new Error("the commit was written but could not be synced to disk", { cause: error });
+  return outcomes.map((outcome) =>
+    outcome.ok ? { write: outcome.write, ok: false, error: failed } : outcome,
+  );
 }
