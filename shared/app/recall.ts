@@ -571,7 +571,10 @@ async function validPage(
     resolver.remember(records);
     for (const { event } of records) {
       await pause();
-      if (eventInScope(scope, event) && (await resolver.isValidInput(event.eventId))) {
+      if (
+        eventInScope(scope, event) &&
+        (resolver.validInputNow(event.eventId) ?? (await resolver.isValidInput(event.eventId)))
+      ) {
         if (events.length >= RECALL_PAGE_EVENTS) return page(encodeCursor(position));
         const size = eventChars(event);
         if (events.length > 0 && bytes + size > RECALL_PAGE_BYTES) return page(encodeCursor(position));

@@ -57,8 +57,10 @@ export class StandingResolver {
   async standing(id: string): Promise<Standing> {
     const remembered = this.memo.get(id);
     if (remembered) return remembered;
-    const record = await this.acted(id);
+    // A known event nothing acts on (most of a page) is decided here, without a wait.
+    const record = this.known.get(id) ?? (await this.acted(id));
     if (!record) return ABSENT;
+    if (record.actors.length === 0) return this.decided(id, record, []);
     await this.prefetch(record.actors);
     const actors: ActorStanding[] = [];
     for (const actorId of record.actors) {
@@ -67,14 +69,31 @@ export class StandingResolver {
       const effect = (actor.event.revokes ?? []).includes(id) ? "revoked" : "superseded";
       actors.push({ effect, standing: await this.standing(actorId) });
     }
+    return this.decided(id, record, actors);
+  }
+
+  private decided(id: string, record: ActedEvent, actors: ActorStanding[]): Standing {
     const standing = standingOf(record.event, this.highWater, this.policy, actors, this.version);
     this.memo.set(id, standing);
     return standing;
   }
 
+  /**
+   * `isValidInput` when it needs no load: a known event whose standing is remembered or that
+   * nothing acts on; undefined otherwise (ask `isValidInput`).
+   */
+  validInputNow(id: string): boolean | undefined {
+    const record = this.known.get(id);
+    if (!record) return undefined;
+    if (record.event.kind === "revocation") return false;
+    const standing =
+      this.memo.get(id) ?? (record.actors.length === 0 ? this.decided(id, record, []) : undefined);
+    return standing?.valid;
+  }
+
   /** A valid input: content (never a revocation) that is valid. */
   async isValidInput(id: string): Promise<boolean> {
-    const record = await this.acted(id);
+    const record = this.known.get(id) ?? (await this.acted(id));
     return record !== null && record.event.kind !== "revocation" && (await this.standing(id)).valid;
   }
 }
