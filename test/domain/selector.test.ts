@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { MemoryEvent, SequencedEvent, TrustPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema, TRUST_LEVELS } from "#domain/schemas.ts";
 import { checkEventLog, EventLogError, selectInputs, selectionDifferences } from "#domain/selector.ts";
+import { StandingResolver } from "#domain/standing-resolver.ts";
 import { canonicalValue, describeValue } from "#domain/values.ts";
 import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
 import { PlannedLog } from "../support/memory-append.ts";
@@ -407,6 +408,34 @@ describe("selector v2 against an independent reading of the contract", () => {
         ).toEqual(oracleMembers(oracleConflicts(sequenced, valid)));
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it("the standing resolver (paged recall's) names the same valid inputs, asked with and without a wait", async () => {
+    await fc.assert(
+      fc.asyncProperty(logArb, async ({ events }) => {
+        const sequenced = events.map((event, index) => ({ ...event, sequence: index + 1 }));
+        const selection = selectInputs(sequenced, sequenced.length, DEFAULT_TRUST_POLICY);
+        const actors = new Map<string, string[]>();
+        for (const event of sequenced)
+          for (const target of [...(event.revokes ?? []), ...(event.supersedes ?? [])])
+            actors.set(target, [...(actors.get(target) ?? []), event.eventId]);
+        const records = new Map(
+          sequenced.map((event) => [event.eventId, { event, actors: actors.get(event.eventId) ?? [] }]),
+        );
+        const load = async (ids: readonly string[]) =>
+          new Map(ids.flatMap((id) => records.get(id) ?? []).map((record) => [record.event.eventId, record]));
+        // As recall pages: the page remembered, each event asked first without a wait.
+        const paged = new StandingResolver(load, DEFAULT_TRUST_POLICY, sequenced.length);
+        paged.remember(records.values());
+        const asked = new StandingResolver(load, DEFAULT_TRUST_POLICY, sequenced.length);
+        for (const event of sequenced) {
+          const valid = selection.validIds.has(event.eventId);
+          expect(paged.validInputNow(event.eventId) ?? (await paged.isValidInput(event.eventId))).toBe(valid);
+          expect(await asked.isValidInput(event.eventId)).toBe(valid);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 
