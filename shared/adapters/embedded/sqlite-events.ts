@@ -297,9 +297,9 @@ function withActors(
 /**
  * Decoded events by subject and sequence, as read from the database: a stored event never
  * changes (write-once rows) and a subject's sequences run 1..highWater without a gap, so the held
- * start of a range needs no read of its rows. A recall reads the same oldest
- * events or the same tail on every call. Bounded by the characters of the bodies held (a body
- * past DECODED_BODY_LIMIT is never held); emptied when full.
+ * start of a range needs no read of its rows. A recall reads the same oldest events or the same
+ * tail on every call. Bounded by the characters of the bodies held (a body past HELD_BODY_LIMIT
+ * is never held); emptied when full.
  */
 export class HeldEvents {
   private readonly subjects = new Map<string, Map<number, { event: SequencedEvent; hash: string }>>();
