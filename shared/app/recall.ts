@@ -161,43 +161,42 @@ interface Measure extends PartMeasure {
 }
 
 /** An item as the JSON budget counts it: its JSON, the summary as its text. */
-function jsonTokens(item: unknown): number {
+function jsonTokens(section: RecallSection, item: unknown): number {
   if (typeof item === "string") return countTokens(item);
-  if (isFrozenEvent(item)) return measuredEvent(item).tokens();
+  if (EVENT_SECTIONS.has(section) && Object.isFrozen(item)) {
+    const measured = measuredEvent(item as SequencedEvent);
+    measured.tokens ??= countTokens(JSON.stringify(item));
+    return measured.tokens;
+  }
   return countTokens(JSON.stringify(item));
 }
 
+const EVENT_SECTIONS: ReadonlySet<RecallSection> = new Set(["tail", "events", "matches"]);
+
 /**
- * A stored event's JSON size and tokens, measured once per decoded event: a decoded event is
- * frozen and shared by every read of its body (`decodeStoredEvent`), and each recall that pages
- * over the same events would otherwise serialise and count each of them again.
+ * A stored event's JSON size and (once counted) tokens, measured once per decoded event: a
+ * decoded event is frozen and shared by every read of its body (`decodeStoredEvent`), and each
+ * recall that pages over the same events would otherwise serialise and count each of them again.
  */
-function measuredEvent(event: SequencedEvent): { chars: number; tokens(): number } {
+function measuredEvent(event: SequencedEvent): { chars: number; tokens?: number } {
   let measured = measuredEvents.get(event);
   if (measured === undefined) {
-    const json = JSON.stringify(event);
-    let tokens: number | undefined;
-    measured = { chars: json.length, tokens: () => (tokens ??= countTokens(JSON.stringify(event))) };
+    measured = { chars: JSON.stringify(event).length };
     measuredEvents.set(event, measured);
   }
   return measured;
 }
 
-const measuredEvents = new WeakMap<SequencedEvent, { chars: number; tokens(): number }>();
+const measuredEvents = new WeakMap<SequencedEvent, { chars: number; tokens?: number }>();
 
-/** Only a frozen event can be measured once: nothing can change it after. */
-function isFrozenEvent(item: unknown): item is SequencedEvent {
-  return typeof item === "object" && item !== null && "sequence" in item && Object.isFrozen(item);
-}
-
-/** An event's JSON length: what a page's size bound counts. */
+/** An event's JSON length: what a page's size bound counts (measured once when frozen). */
 function eventChars(event: SequencedEvent): number {
   return Object.isFrozen(event) ? measuredEvent(event).chars : JSON.stringify(event).length;
 }
 
 const JSON_MEASURE: Measure = {
   rendering: "json",
-  item: (_section, item) => jsonTokens(item),
+  item: (section, item) => jsonTokens(section, item),
   heading: () => 0,
   skipped: () => 0,
 };

@@ -8,10 +8,13 @@ import { InProcessWorker, processConsolidations } from "#runtime/in-process-work
 import { boundedInt, type Command, storeCommand, subjectArg, text, texts, withRuntime } from "./command.ts";
 import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 
-/** The long-running entry points over the same runtime: the HTTP API and the MCP server. */
-/** serve and mcp hold the store for as long as they run: its log is checkpointed on a thread of its own. */
+/**
+ * serve and mcp hold the store for as long as they run: its log is checkpointed on a thread of its
+ * own and its commits are synced off the serving thread.
+ */
 const LONG_RUNNING = { longRunning: true } as const;
 
+/** The long-running entry points over the same runtime: the HTTP API and the MCP server. */
 export const SERVER_COMMANDS: Record<string, Command> = {
   serve: storeCommand(
     "memgate serve [--port 8787] [--host 127.0.0.1] [--token T] [--role-token ROLE=T]... [--allowed-host NAME …] [--home DIR] [--store aws] [--model NAME]\n\nThe HTTP API (CONTRACT §6) over the store, with the consolidation worker in process and a sweep\nat start and every minute. Binds loopback by default; with --token (or $MEMGATE_TOKEN) every\nroute but /healthz needs Authorization: Bearer <token>. --token holds every role; each\n--role-token agent=T, reviewer=T or admin=T (or $MEMGATE_ROLE_TOKENS, comma-separated) adds a\ntoken holding that role alone, and a route its role may not call answers 403. It answers\nrequests addressed to an IP address, localhost or a name given with --allowed-host (repeatable),\nand refuses writes a browser sends from another origin. Prints its URL; one log line per request\ngoes to stderr. SIGINT or SIGTERM stops it after the current generation.",

@@ -23,7 +23,7 @@ export interface StoreOptions {
   mustExist?: boolean;
   /**
    * The process serves requests for as long as it runs (serve, mcp): the embedded store's log is
-   * checkpointed on a thread of its own, never inside a commit on the serving thread.
+   * checkpointed on a thread of its own and its commits are synced off the serving thread.
    */
   longRunning?: boolean | undefined;
 }

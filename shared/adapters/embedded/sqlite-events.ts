@@ -148,7 +148,6 @@ async function applyPlan(
   writeClock(db, subject, plan.clockAfter, policy);
 }
 
-/** The conflict index entries of the given (key, scope) pairs, with the reading times kept since v3. */
 /** Keys a step of `loadIndexPaced` reads before it lets other work run. */
 const INDEX_KEYS_PER_STEP = 256;
 
@@ -167,6 +166,7 @@ async function loadIndexPaced(
   return entries;
 }
 
+/** The conflict index entries of the given (key, scope) pairs, with the reading times kept since v3. */
 export function loadIndex(
   db: SqliteConnection,
   subject: string,
@@ -275,21 +275,19 @@ function withActors(
   subject: string,
   events: ReadonlyArray<{ event: SequencedEvent; hash: string }>,
 ): StoredEvent[] {
+  const rows = db
+    .statement(
+      "SELECT target_id, actor_id FROM event_actors WHERE subject = ? AND target_id IN (SELECT value FROM json_each(?)) ORDER BY target_id, actor_id",
+    )
+    .all(subject, JSON.stringify(events.map(({ event }) => event.eventId))) as Array<{
+    target_id: string;
+    actor_id: string;
+  }>;
   const acting = new Map<string, string[]>();
-  if (events.length > 0) {
-    const rows = db
-      .statement(
-        "SELECT target_id, actor_id FROM event_actors WHERE subject = ? AND target_id IN (SELECT value FROM json_each(?)) ORDER BY target_id, actor_id",
-      )
-      .all(subject, JSON.stringify(events.map(({ event }) => event.eventId))) as Array<{
-      target_id: string;
-      actor_id: string;
-    }>;
-    for (const { target_id, actor_id } of rows) {
-      const actors = acting.get(target_id);
-      if (actors) actors.push(actor_id);
-      else acting.set(target_id, [actor_id]);
-    }
+  for (const { target_id, actor_id } of rows) {
+    const actors = acting.get(target_id);
+    if (actors) actors.push(actor_id);
+    else acting.set(target_id, [actor_id]);
   }
   return events.map(({ event, hash }) => ({ event, hash, actors: acting.get(event.eventId) ?? [] }));
 }
