@@ -18,7 +18,7 @@ import { BIN } from "#harness/cli.ts";
 import { realisticEvent } from "#harness/event-mix.ts";
 import { startServe } from "#harness/serve-process.ts";
 import { record } from "./results.ts";
-import { cpuMs, type Latencies, latencies, ms } from "./support/serve-measures.ts";
+import { cpuMs, type Latencies, latencies, mainThreadCpuMs, ms } from "./support/serve-measures.ts";
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
@@ -35,6 +35,8 @@ interface LoadFigures {
   perSecond: number;
   /** The server process's CPU time (user + system, all its threads) per request: what a shared machine's load does not change. */
   cpuMsPerRequest: number;
+  /** The main thread's alone: the one thread every request passes through. */
+  servingCpuMsPerRequest: number;
   kinds: Partial<Record<Kind, Latencies>>;
 }
 
@@ -51,6 +53,7 @@ async function load(
   acknowledged: Set<string>,
 ) {
   const cpuBefore = cpuMs(pid);
+  const servingCpuBefore = mainThreadCpuMs(pid);
   let next = 0;
   const samples: Record<Kind, number[]> = { append: [], recall: [] };
   const failed: Record<Kind, number> = { append: 0, recall: 0 };
@@ -104,6 +107,7 @@ async function load(
   const figures: LoadFigures = {
     perSecond: result.requests.total / seconds,
     cpuMsPerRequest: (cpuMs(pid) - cpuBefore) / Math.max(1, result.requests.total),
+    servingCpuMsPerRequest: (mainThreadCpuMs(pid) - servingCpuBefore) / Math.max(1, result.requests.total),
     kinds: {},
   };
   for (const kind of new Set(kinds)) figures.kinds[kind] = latencies(samples[kind], seconds, failed[kind]);
@@ -284,7 +288,8 @@ for (const build of builds) {
   measured.push(figures);
   const { appends, recalls, mixed, healthz } = figures;
   const recallMixed = mixed.kinds.recall;
-  const cpu = (figures: LoadFigures) => `; server CPU ${figures.cpuMsPerRequest.toFixed(2)} ms per request`;
+  const cpu = (figures: LoadFigures) =>
+    `; server CPU ${figures.cpuMsPerRequest.toFixed(2)} ms per request (${figures.servingCpuMsPerRequest.toFixed(2)} ms on the serving thread)`;
   console.log(
     `    appends only: ${kindLine("appends", appends.kinds.append)} (${((100 * (appends.kinds.append?.perSecond ?? 0)) / sqliteOne).toFixed(0)}% of SQLite's one-commit rate)${cpu(appends)}`,
   );
@@ -307,7 +312,7 @@ const tailRatio = (recallTail?.p99 ?? 0) / Math.max(0.1, recallTail?.p50 ?? 0);
 if (before) {
   const times = (a: number, b: number) => `${(a / Math.max(1e-9, b)).toFixed(1)}x`;
   console.log(
-    `  this build against the baseline: mixed ${times(now.mixed.perSecond, before.mixed.perSecond)}, appends ${times(appendRate, before.appends.kinds.append?.perSecond ?? 0)}, recalls ${times(now.recalls.kinds.recall?.perSecond ?? 0, before.recalls.kinds.recall?.perSecond ?? 0)}, /healthz p99 during consolidation ${ms(before.healthz.p99)} → ${ms(now.healthz.p99)} ms`,
+    `  this build against the baseline: mixed ${times(now.mixed.perSecond, before.mixed.perSecond)}, appends ${times(appendRate, before.appends.kinds.append?.perSecond ?? 0)}, recalls ${times(now.recalls.kinds.recall?.perSecond ?? 0, before.recalls.kinds.recall?.perSecond ?? 0)}, /healthz p99 during consolidation ${ms(before.healthz.p99)} → ${ms(now.healthz.p99)} ms; serving-thread CPU per append ${before.appends.servingCpuMsPerRequest.toFixed(2)} → ${now.appends.servingCpuMsPerRequest.toFixed(2)} ms, per recall ${before.recalls.servingCpuMsPerRequest.toFixed(2)} → ${now.recalls.servingCpuMsPerRequest.toFixed(2)} ms`,
   );
 }
 const sound = measured.every((m) => m.lost === 0 && m.duplicated === 0 && m.errors === 0);

@@ -13,8 +13,17 @@ export interface Latencies {
 
 /** CPU milliseconds (user + system, all its threads) a process has used so far, from /proc (Linux; 0 elsewhere). */
 export function cpuMs(pid: number | undefined): number {
+  return ticksMs(`/proc/${pid}/stat`);
+}
+
+/** CPU milliseconds of a process's main thread alone (the one that answers `memgate serve`'s requests). */
+export function mainThreadCpuMs(pid: number | undefined): number {
+  return ticksMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function ticksMs(statFile: string): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    const fields = readFileSync(statFile, "utf8").split(") ")[1]?.split(" ") ?? [];
     // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   } catch {
