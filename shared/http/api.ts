@@ -15,7 +15,7 @@ import { recallRoutes } from "./recall-routes.ts";
 import { reviewPageRoutes } from "./review-page-routes.ts";
 import { reviewRoutes } from "./review-routes.ts";
 import { type RoleToken, rolesRequired } from "./role-tokens.ts";
-import { subjectSegmentChecked } from "./router.ts";
+import { requestPath, subjectSegmentChecked } from "./router.ts";
 import { policyRoutes, settingsRoutes, subjectRoutes } from "./settings-routes.ts";
 
 export interface ApiOptions {
@@ -64,7 +64,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     const started = performance.now();
     await next();
     options.logRequest?.(
-      `${c.req.method} ${new URL(c.req.url).pathname} ${c.res.status} ${Math.round(performance.now() - started)}ms`,
+      `${c.req.method} ${requestPath(c)} ${c.res.status} ${Math.round(performance.now() - started)}ms`,
     );
   });
   // Authentication first: an unknown token is 401, a known one without the route's role 403. The
@@ -115,7 +115,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
       new HttpProblemError(
         404,
         "not-found",
-        `path: no route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /v1/openapi.json`,
+        `path: no route ${c.req.method} ${requestPath(c)}; see GET /v1/openapi.json`,
         "path",
       ).body(),
       404,

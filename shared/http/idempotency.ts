@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { HttpProblemError } from "./problems.ts";
+import { requestPath } from "./router.ts";
 
 /** How many keys are remembered, and for how long (CONTRACT §6 "Retries"). */
 export const IDEMPOTENCY_KEYS = 10_000;
@@ -35,7 +36,7 @@ export function idempotentPosts(now: () => number = Date.now): MiddlewareHandler
       );
     const body = await c.req.raw.clone().arrayBuffer();
     const request = createHash("sha256")
-      .update(`${c.req.method} ${new URL(c.req.url).pathname}\n`)
+      .update(`${c.req.method} ${requestPath(c)}\n`)
       .update(new Uint8Array(body))
       .digest("hex");
     for (const [stored, entry] of remembered) {

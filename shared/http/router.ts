@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import type { Deps } from "#app/deps.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
@@ -83,7 +83,7 @@ export const artifactRoute = routesOn(ArtifactPath);
  * literal subject "%FF". Runs before every subject route, so the handlers read a checked subject.
  */
 export const subjectSegmentChecked: MiddlewareHandler = async (c, next) => {
-  const segment = /^\/v1\/subjects\/([^/]*)/.exec(new URL(c.req.url).pathname)?.[1];
+  const segment = /^\/v1\/subjects\/([^/]*)/.exec(requestPath(c))?.[1];
   if (segment !== undefined) {
     let decoded: string;
     try {
@@ -101,10 +101,35 @@ export const subjectSegmentChecked: MiddlewareHandler = async (c, next) => {
  * bidirectional controls or zero-width characters).
  */
 export function parseSubject(raw: string): string {
+  const known = acceptedSubjects.get(raw);
+  if (known !== undefined) return known;
   const parsed = Subject.safeParse(raw);
   if (!parsed.success) throw invalid("subject", firstIssue(parsed.error, "subject").message);
+  if (acceptedSubjects.size >= ACCEPTED_SUBJECTS_LIMIT) acceptedSubjects.clear();
+  acceptedSubjects.set(raw, parsed.data);
   return parsed.data;
 }
+
+/**
+ * Subjects accepted lately, by the text sent: every subject route checks its segment twice (the
+ * middleware above, then the handler), and agents send the same few subjects again and again.
+ */
+const acceptedSubjects = new Map<string, string>();
+const ACCEPTED_SUBJECTS_LIMIT = 4096;
+
+/**
+ * The request's path as sent (percent-encoded, as `URL.pathname` reads it), read once per request:
+ * the request log, the role check and the subject check each need it.
+ */
+export function requestPath(c: Context): string {
+  let path = requestPaths.get(c.req);
+  if (path === undefined) {
+    path = new URL(c.req.url).pathname;
+    requestPaths.set(c.req, path);
+  }
+  return path;
+}
+const requestPaths = new WeakMap<object, string>();
 
 /** The clock as §6 shows it (the alias by its artifact). */
 export function clockView(snapshot: Snapshot) {
