@@ -96,6 +96,8 @@ export class SqliteConnection {
   readonly db: Database.Database;
   /** Prepared statements, compiled once per connection. */
   private readonly statements = new Map<string, Database.Statement>();
+  /** `together`'s transaction wrapper. */
+  private deferred: ((work: (connection: SqliteConnection) => unknown) => unknown) | undefined;
 
   /** `synchronous`: FULL, or NORMAL for a writer whose commits `SqliteDatabase` syncs itself. */
   constructor(file: string, synchronous: "FULL" | "NORMAL" = "FULL") {
@@ -104,6 +106,19 @@ export class SqliteConnection {
     // FULL: an append or publish acknowledged to a caller survives a power loss, not only a crash.
     this.db.pragma(`synchronous = ${synchronous}`);
     this.db.pragma("busy_timeout = 30000");
+  }
+
+  /** Runs `work` in one deferred (read) transaction, through a wrapper built once rather than per read. */
+  together<T>(work: (connection: SqliteConnection) => T): T {
+    this.deferred ??= this.db.transaction((inner: (connection: SqliteConnection) => unknown) =>
+      inner(this),
+    ).deferred;
+    return this.deferred(work) as T;
+  }
+
+  /** Runs a statement of no answer (BEGIN, SAVEPOINT, COMMIT …), prepared once like the rest. */
+  run(sql: string): void {
+    this.statement(sql).run();
   }
 
   statement(sql: string): Database.Statement {
@@ -232,7 +247,7 @@ export class SqliteDatabase {
 
   /** A read of several statements from one database state: one deferred (read) transaction. */
   readTogether<T>(work: (connection: SqliteConnection) => T): Promise<T> {
-    return this.read((connection) => connection.db.transaction(() => work(connection)).deferred());
+    return this.read((connection) => connection.together(work));
   }
 
   private async runGroups(): Promise<void> {
@@ -270,7 +285,8 @@ export class SqliteDatabase {
 
   /** One transaction over `group`; never throws: each write's outcome says how it ended. */
   private async runGroup(group: QueuedWrite[]): Promise<WriteOutcome[]> {
-    const db = this.writer.db;
+    const writer = this.writer;
+    const db = writer.db;
     const failAll = (error: unknown, outcomes: WriteOutcome[]): WriteOutcome[] =>
       outcomes.map((outcome) => ({
         write: outcome.write,
@@ -278,22 +294,22 @@ export class SqliteDatabase {
         error: outcome.ok ? error : outcome.error,
       }));
     try {
-      db.exec("BEGIN IMMEDIATE");
+      writer.run("BEGIN IMMEDIATE");
     } catch (error) {
       return group.map((write) => ({ write, ok: false, error }));
     }
     const outcomes: WriteOutcome[] = [];
     for (const [index, write] of group.entries()) {
       try {
-        db.exec("SAVEPOINT write");
+        writer.run("SAVEPOINT write");
         const value = await write.work(this.writer);
-        db.exec("RELEASE write");
+        writer.run("RELEASE write");
         outcomes.push({ write, ok: true, value });
       } catch (error) {
         outcomes.push({ write, ok: false, error });
         try {
-          db.exec("ROLLBACK TO write");
-          db.exec("RELEASE write");
+          writer.run("ROLLBACK TO write");
+          writer.run("RELEASE write");
         } catch (rollbackError) {
           // The engine ended the whole transaction (an I/O or full-disk error): nothing of the
           // group stands; the writes not run yet go first in the next group.
@@ -304,7 +320,7 @@ export class SqliteDatabase {
       }
     }
     try {
-      db.exec("COMMIT");
+      writer.run("COMMIT");
       this.committed++;
       return outcomes;
     } catch (error) {
