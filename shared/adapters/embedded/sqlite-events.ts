@@ -70,16 +70,25 @@ function parsedPolicy(text: string): StoredPolicy {
     policy = deepFreeze(StoredPolicySchema.parse(JSON.parse(text)));
     if (parsedPolicies.size >= 1024) parsedPolicies.clear();
     parsedPolicies.set(text, policy);
+    policyTexts.set(policy, text);
   }
   return policy;
 }
 const parsedPolicies = new Map<string, StoredPolicy>();
+/** The stored text of each parsed policy: an append writes its clock back with the policy it read. */
+const policyTexts = new WeakMap<StoredPolicy, string>();
 
 function writeClock(db: SqliteConnection, subject: string, clock: Clock, policy: StoredPolicy): void {
   db.statement(
     // A new subject starts on the current selector; an existing one keeps its own until adopted.
     "INSERT INTO clock (subject, high_water, input_epoch, policy, selector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
-  ).run(subject, clock.highWater, clock.inputEpoch, JSON.stringify(policy), SELECTOR_VERSION);
+  ).run(
+    subject,
+    clock.highWater,
+    clock.inputEpoch,
+    policyTexts.get(policy) ?? JSON.stringify(policy),
+    SELECTOR_VERSION,
+  );
 }
 
 /** Plans the batch against the stored log (the planner's loaders read inside this transaction) and applies it. */
@@ -88,7 +97,7 @@ export async function appendEvents(
   subject: string,
   events: readonly MemoryEvent[],
   pause: Pause,
-): Promise<AppendResult> {
+): Promise<Omit<AppendResult, "snapshot">> {
   const clock = readClock(db, subject);
   let plan: AppendPlan;
   try {
