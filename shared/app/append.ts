@@ -31,7 +31,7 @@ import { readSelection } from "./selection.ts";
  * the two loses nothing.
  */
 
-export interface AppendOutcome extends AppendResult {
+export interface AppendOutcome extends Omit<AppendResult, "snapshot"> {
   /** Artifacts marked STALE because an input they used stopped being valid. */
   staled: string[];
   rebuildRequested: boolean;
@@ -50,11 +50,10 @@ export async function appendEvents(
   const events: MemoryEvent[] = await mapWithPauses(batch, deps.pause ?? neverPause, (raw) =>
     MemoryEventSchema.parse(raw),
   );
-  const result = await deps.events.append(subject, events);
+  const { snapshot, ...result } = await deps.events.append(subject, events);
   // Everything below is bookkeeping a later sweep redoes from committed state if we die here.
   deps.failpoints.hit("after-append");
   if (result.validityChanged) return { ...result, ...(await invalidate(deps, subject)) };
-  const snapshot = await deps.events.snapshot(subject);
   const { rebuildAfterEvents } = await deps.settings.settings();
   const alias = snapshot.expectedAlias;
   const now = rebuildReason(snapshot, alias, rebuildAfterEvents);

@@ -28,6 +28,12 @@ export interface AppendResult {
   validityChanged: boolean;
   /** Atomic chunks the batch was written in (1 unless the engine bounds a transaction). */
   chunks: number;
+  /**
+   * The clock and alias as this append left them: what a rebuild it makes due is sent. Read in the
+   * append's own transaction where the store can (a read after it would wait for every later commit
+   * to be durable too), else read right after it.
+   */
+  snapshot: Snapshot;
 }
 
 /** The event log with its source clock. */

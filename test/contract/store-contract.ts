@@ -380,6 +380,27 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       });
     });
 
+    it("answers an append with the clock and alias it left: the snapshot a rebuild request sends", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      const first = await events.append(subject, [fact("a")]);
+      expect(first.snapshot).toEqual({ subject, highWater: 1, inputEpoch: 0, expectedAlias: null });
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
+      await alias.publishIfUnchanged({
+        subject,
+        artifactId: "s-1",
+        expectedAlias: null,
+        inputEpoch: 0,
+        newCoversThrough: 1,
+      });
+      const tail = await events.append(subject, [fact("b", "k2"), fact("c", "k3")]);
+      const moved = await events.append(subject, [fact("d", "k2", { text: "changed" })]);
+      const served = { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 1 };
+      expect(tail.snapshot).toEqual({ subject, highWater: 3, inputEpoch: 0, expectedAlias: served });
+      expect(moved.snapshot).toEqual({ subject, highWater: 4, inputEpoch: 1, expectedAlias: served });
+      expect(moved.snapshot).toEqual(await events.snapshot(subject));
+    });
+
     it("writes artifacts and manifests once, never over", async () => {
       const { artifacts } = open();
       const subject = freshSubject();

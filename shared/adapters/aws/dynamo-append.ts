@@ -36,7 +36,7 @@ export async function appendEvents(
   table: DynamoTable,
   subject: string,
   events: readonly MemoryEvent[],
-): Promise<AppendResult> {
+): Promise<Omit<AppendResult, "snapshot">> {
   const chunks = chunkForTransactions(events);
   const known = chunks.length > 1 ? await refuseBadBatch(table, subject, events) : null;
   const appended: string[] = [];

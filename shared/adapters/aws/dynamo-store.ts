@@ -47,8 +47,9 @@ export class DynamoStore
 {
   // The event log and its clock (dynamo-append.ts, dynamo-events.ts).
 
-  append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    return appendEvents(this, subject, events);
+  async append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
+    const result = await appendEvents(this, subject, events);
+    return { ...result, snapshot: await readSnapshot(this, subject) };
   }
 
   snapshot(subject: string): Promise<Snapshot> {

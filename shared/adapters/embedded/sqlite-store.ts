@@ -130,7 +130,10 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
   // The event log and its clock (sqlite-events.ts).
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
-    return this.db.write((db) => appendEvents(db, subject, events, this.pause));
+    return this.db.write(async (db) => {
+      const result = await appendEvents(db, subject, events, this.pause);
+      return { ...result, snapshot: snapshotOf(subject, result, readAlias(db, subject)) };
+    });
   }
 
   snapshot(subject: string): Promise<Snapshot> {
