@@ -6,10 +6,10 @@
 // is probed. Every acknowledged event is then looked up in the store: stored exactly once.
 // SERVE_BASELINE=<another checkout>/bin/memgate.js runs the memgate phases on that build too
 // (before/after in one run); SERVE_NODE_ARGS passes node flags to the server (--cpu-prof ...).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
@@ -27,6 +27,13 @@ const BIG_SUBJECT_EVENTS = 10_000;
 const TOKEN = "load-bench-token";
 const HEADERS = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const BASELINE = process.env.SERVE_BASELINE;
+/** The baseline as the results name it: its checkout's commit when it is one, else its path. */
+const BASELINE_NAME =
+  BASELINE &&
+  (spawnSync("git", ["-C", dirname(dirname(BASELINE)), "rev-parse", "--short", "HEAD"], {
+    encoding: "utf8",
+  }).stdout?.trim() ||
+    BASELINE);
 const NODE_ARGS = process.env.SERVE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
 
 type Kind = "append" | "recall";
@@ -280,7 +287,7 @@ console.log(
 );
 
 const builds: Array<{ name: string; bin: string }> = [{ name: "this build", bin: BIN }];
-if (BASELINE) builds.push({ name: `baseline ${BASELINE}`, bin: BASELINE });
+if (BASELINE) builds.push({ name: `baseline ${BASELINE_NAME} (${BASELINE})`, bin: BASELINE });
 const measured: ServeFigures[] = [];
 for (const build of builds) {
   console.log(`  memgate serve, ${build.name}:`);
@@ -326,7 +333,7 @@ process.exitCode = sound ? 0 : 1;
 record({
   bench: "serve-load",
   measures: `memgate serve, ${CONNECTIONS} connections for ${SECONDS} s, half appends, half budgeted recalls; every acknowledged event stored once`,
-  figure: `${rate(now.mixed.perSecond)} req/s (${rate(now.mixed.kinds.append?.perSecond ?? 0)} appends/s, ${rate(recallTail?.perSecond ?? 0)} recalls/s), ${((100 * now.mixed.perSecond) / bare.perSecond).toFixed(1)}% of bare node:http (${rate(bare.perSecond)} req/s)${before ? `, ${(now.mixed.perSecond / before.mixed.perSecond).toFixed(1)}x the baseline (${rate(before.mixed.perSecond)} req/s)` : ""}; ${now.lost} lost, ${now.duplicated} stored twice`,
+  figure: `${rate(now.mixed.perSecond)} req/s (${rate(now.mixed.kinds.append?.perSecond ?? 0)} appends/s, ${rate(recallTail?.perSecond ?? 0)} recalls/s), ${((100 * now.mixed.perSecond) / bare.perSecond).toFixed(1)}% of bare node:http (${rate(bare.perSecond)} req/s)${before ? `, ${(now.mixed.perSecond / before.mixed.perSecond).toFixed(1)}x the baseline ${BASELINE_NAME} (${rate(before.mixed.perSecond)} req/s)` : ""}; ${now.lost} lost, ${now.duplicated} stored twice`,
   goal: before ? ">= 10x the baseline in the same run, 0 lost" : ">= 3,000 req/s, 0 lost",
   met: sound && mixedGoal,
 });
