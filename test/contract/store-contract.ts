@@ -354,6 +354,22 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
   });
 
   describe(`${name}: snapshot, artifacts and publish`, () => {
+    /** Publishes "s-1" as the subject's first summary, covering its first `coversThrough` events. */
+    async function publishFirst(
+      subject: string,
+      { alias, artifacts }: Pick<StoreUnderTest, "alias" | "artifacts">,
+      coversThrough = 1,
+    ) {
+      await artifacts.recordArtifact(candidateRecord(subject, "s-1", coversThrough, 0, null));
+      await alias.publishIfUnchanged({
+        subject,
+        artifactId: "s-1",
+        expectedAlias: null,
+        inputEpoch: 0,
+        newCoversThrough: coversThrough,
+      });
+    }
+
     it("reads clock and alias together", async () => {
       const { events, alias, artifacts } = open();
       const subject = freshSubject();
@@ -364,14 +380,7 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
         expectedAlias: null,
       });
       await events.append(subject, [fact("a")]);
-      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
-      await alias.publishIfUnchanged({
-        subject,
-        artifactId: "s-1",
-        expectedAlias: null,
-        inputEpoch: 0,
-        newCoversThrough: 1,
-      });
+      await publishFirst(subject, { alias, artifacts });
       expect(await events.snapshot(subject)).toEqual({
         subject,
         highWater: 1,
@@ -385,14 +394,7 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       const subject = freshSubject();
       const first = await events.append(subject, [fact("a")]);
       expect(first.snapshot).toEqual({ subject, highWater: 1, inputEpoch: 0, expectedAlias: null });
-      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 1, 0, null));
-      await alias.publishIfUnchanged({
-        subject,
-        artifactId: "s-1",
-        expectedAlias: null,
-        inputEpoch: 0,
-        newCoversThrough: 1,
-      });
+      await publishFirst(subject, { alias, artifacts });
       const tail = await events.append(subject, [fact("b", "k2"), fact("c", "k3")]);
       const moved = await events.append(subject, [fact("d", "k2", { text: "changed" })]);
       const served = { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 1 };
@@ -458,14 +460,7 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       const subject = freshSubject();
       await events.append(subject, [fact("a"), fact("b", "b")]);
       expect(await events.subjectsToCheck(50)).toContain(subject); // events, no summary
-      await artifacts.recordArtifact(candidateRecord(subject, "s-1", 2, 0, null));
-      await alias.publishIfUnchanged({
-        subject,
-        artifactId: "s-1",
-        expectedAlias: null,
-        inputEpoch: 0,
-        newCoversThrough: 2,
-      });
+      await publishFirst(subject, { alias, artifacts }, 2);
       const checked = await events.snapshot(subject);
       await events.markChecked(subject, checked);
       expect(await events.subjectsToCheck(50)).not.toContain(subject); // current
