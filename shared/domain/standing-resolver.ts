@@ -57,10 +57,8 @@ export class StandingResolver {
   async standing(id: string): Promise<Standing> {
     const remembered = this.memo.get(id);
     if (remembered) return remembered;
-    // A known event nothing acts on (most of a page) is decided here, without a wait.
-    const record = this.known.get(id) ?? (await this.acted(id));
+    const record = await this.acted(id);
     if (!record) return ABSENT;
-    if (record.actors.length === 0) return this.decided(id, record, []);
     await this.prefetch(record.actors);
     const actors: ActorStanding[] = [];
     for (const actorId of record.actors) {
@@ -93,7 +91,7 @@ export class StandingResolver {
 
   /** A valid input: content (never a revocation) that is valid. */
   async isValidInput(id: string): Promise<boolean> {
-    const record = this.known.get(id) ?? (await this.acted(id));
+    const record = await this.acted(id);
     return record !== null && record.event.kind !== "revocation" && (await this.standing(id)).valid;
   }
 }

@@ -302,7 +302,7 @@ export class SqliteDatabase {
     for (const [index, write] of group.entries()) {
       try {
         writer.run("SAVEPOINT write");
-        const value = await write.work(this.writer);
+        const value = await write.work(writer);
         writer.run("RELEASE write");
         outcomes.push({ write, ok: true, value });
       } catch (error) {
@@ -313,7 +313,7 @@ export class SqliteDatabase {
         } catch (rollbackError) {
           // The engine ended the whole transaction (an I/O or full-disk error): nothing of the
           // group stands; the writes not run yet go first in the next group.
-          if (db.inTransaction) db.exec("ROLLBACK");
+          if (db.inTransaction) writer.run("ROLLBACK");
           this.queued.unshift(...group.slice(index + 1));
           return failAll(rollbackError, outcomes);
         }
@@ -324,7 +324,7 @@ export class SqliteDatabase {
       this.committed++;
       return outcomes;
     } catch (error) {
-      if (db.inTransaction) db.exec("ROLLBACK");
+      if (db.inTransaction) writer.run("ROLLBACK");
       return failAll(error, outcomes);
     }
   }
