@@ -38,6 +38,7 @@ export function consolidationThreadEntry(): URL | null {
  * the next message starts a fresh one.
  */
 export class ConsolidationThread {
+  readonly offThread = true;
   private worker: Worker | null = null;
   private nextId = 0;
   private readonly pending = new Map<

@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { requestRebuildIfNeeded, sweep } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
@@ -13,6 +14,8 @@ import {
 export interface Consolidations {
   work(body: unknown): Promise<WorkOutcome>;
   close(): Promise<void>;
+  /** Whether the work runs on a thread of its own, so the serving thread's load is requests' alone. */
+  readonly offThread?: boolean;
 }
 
 /** The worker's use case on this thread, over `deps` (from source, and when nothing else is given). */
@@ -41,6 +44,33 @@ export interface InProcessWorkerOptions {
   sweepEveryMs?: number | undefined;
   /** The worker's and the sweep's lines. */
   log: (line: string) => void;
+  /**
+   * Starts a measure of how busy the serving thread is; the function it returns answers the share
+   * of the time since then it was busy (default: its event-loop utilisation).
+   */
+  servingLoad?: (() => () => number) | undefined;
+}
+
+/** Above this share of its time busy, the serving thread counts as loaded by requests. */
+export const SERVING_BUSY = 0.5;
+/** The longest rest after one consolidation. */
+export const MAX_REST_MS = 1_000;
+
+/**
+ * How long the worker rests after a consolidation that took `tookMs` before it takes the next:
+ * as long again (at most MAX_REST_MS) when requests kept the serving thread busy meanwhile and the
+ * subject took writes while it was built, so that summary is behind already and the next follows
+ * it. During a write burst consolidation then takes about half of its thread's time and leaves the
+ * rest of the machine to the writes; a backlog left when the burst ends is caught up without rests.
+ */
+export function restAfterConsolidation(tookMs: number, servingBusy: number, superseded: boolean): number {
+  return superseded && servingBusy > SERVING_BUSY ? Math.min(MAX_REST_MS, Math.max(0, tookMs)) : 0;
+}
+
+/** The event-loop utilisation of this thread since the call, when asked. */
+function eventLoopLoad(): () => number {
+  const since = performance.eventLoopUtilization();
+  return () => performance.eventLoopUtilization(since).utilization;
 }
 
 /**
@@ -57,6 +87,8 @@ export class InProcessWorker {
   private wakeUp: (() => void) | null = null;
   private turn: Promise<unknown> = Promise.resolve();
   private sweeper: ReturnType<typeof setInterval> | undefined;
+  /** Ends the rest under way at once (stop). */
+  private endRest: (() => void) | null = null;
   private readonly consolidations: Consolidations;
 
   private constructor(
@@ -99,6 +131,7 @@ export class InProcessWorker {
     clearInterval(this.sweeper);
     this.stopped = true;
     this.wake();
+    this.endRest?.();
     await this.loop;
     await this.turn.catch(() => undefined);
     await this.consolidations.close();
@@ -114,21 +147,46 @@ export class InProcessWorker {
    * Writes committed while `built` was being consolidated ask for the next rebuild now, not at the
    * next sweep: an append requests one only when it is the write that makes the subject need it,
    * and while a first summary was being built every append found the subject needing one already.
+   * Answers the subject's high water now (null when it could not be read).
    */
-  private async requestWhatFollowed(built: Snapshot): Promise<void> {
+  private async requestWhatFollowed(built: Snapshot): Promise<number | null> {
     try {
       const now = await this.deps.events.snapshot(built.subject);
-      if (now.highWater === built.highWater && now.inputEpoch === built.inputEpoch) return;
+      if (now.highWater === built.highWater && now.inputEpoch === built.inputEpoch) return now.highWater;
       const { rebuildAfterEvents } = await this.deps.settings.settings();
       const decision = await requestRebuildIfNeeded(this.deps, built.subject, rebuildAfterEvents);
-      if (decision.action !== "request") return;
-      this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
-      this.wake();
+      if (decision.action === "request") {
+        this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
+        this.wake();
+      }
+      return now.highWater;
     } catch (error) {
       this.options.log(
         `worker: checking ${built.subject} after its consolidation failed (the sweep checks again): ${error instanceof Error ? error.message : String(error)}`,
       );
+      return null;
     }
+  }
+
+  /** A subject's high water; null when it could not be read (no rest follows then). */
+  private async highWater(subject: string): Promise<number | null> {
+    try {
+      return (await this.deps.events.snapshot(subject)).highWater;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Waits `ms` unless the worker stops first. */
+  private async rest(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.endRest = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.endRest = null;
   }
 
   private async sweepOnce(): Promise<void> {
@@ -170,6 +228,10 @@ export class InProcessWorker {
       }
       for (const message of messages) {
         let outcome: WorkOutcome;
+        // Requests measured on a thread that ran the consolidation itself would count it as theirs.
+        const load = this.consolidations.offThread ? (this.options.servingLoad ?? eventLoopLoad)() : null;
+        const started = performance.now();
+        const highWaterBefore = load ? await this.highWater(message.body.subject) : null;
         try {
           outcome = await this.inTurn(() => this.consolidations.work(message.body));
         } catch (error) {
@@ -185,8 +247,13 @@ export class InProcessWorker {
         );
         if (outcome.action === "ack") await queue.ack(message.receipt);
         else await queue.release(message.receipt);
-        if (outcome.action === "ack" && outcome.status !== "poison")
-          await this.requestWhatFollowed(message.body);
+        if (outcome.action !== "ack" || outcome.status === "poison") continue;
+        const highWaterAfter = await this.requestWhatFollowed(message.body);
+        // Writes while it was built (not since the message was queued: a backlog is caught up at once).
+        const superseded =
+          highWaterBefore !== null && highWaterAfter !== null && highWaterAfter > highWaterBefore;
+        const rest = load ? restAfterConsolidation(performance.now() - started, load(), superseded) : 0;
+        if (rest > 0 && !this.stopped) await this.rest(rest);
       }
     }
   }
