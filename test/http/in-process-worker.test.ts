@@ -72,6 +72,25 @@ describe("the in-process consolidation worker", () => {
     await expect.poll(async () => (await deps.events.snapshot("eve")).expectedAlias?.coversThrough).toBe(60);
   });
 
+  it("a snapshot of the same events on an older alias (the sweep's, queued first) is dropped, and the rebuild it held back is asked for again", async () => {
+    const deps = depsOnFreshStore();
+    // Queued before the worker starts: a rebuild at 5; the 55 after it ask for none (one is pending).
+    await appendEvents(deps, "ida", factsBatch(1, 5));
+    await appendEvents(deps, "ida", factsBatch(6, 60));
+    const lines: string[] = [];
+    // Its start-up sweep queues a snapshot at 60 on no alias; once 5 is published, that one can
+    // only be dropped, and the request at 60 made then was the same events: one message.
+    const worker = await InProcessWorker.start(deps, {
+      log: (line) => lines.push(line),
+      sweepEveryMs: 3_600_000,
+    });
+    opened.push(worker);
+    await expect
+      .poll(async () => (await deps.events.snapshot("ida")).expectedAlias?.coversThrough, { timeout: 5_000 })
+      .toBe(60);
+    expect(lines).toContainEqual(expect.stringMatching(/^worker: ida at 60: dropped: the alias moved/));
+  });
+
   it("stops after the consolidation under way, and takes no message after", async () => {
     const deps = depsOnFreshStore();
     await appendEvents(deps, "cy", factsBatch(1, 3));
