@@ -38,7 +38,6 @@ export function consolidationThreadEntry(): URL | null {
  * the next message starts a fresh one.
  */
 export class ConsolidationThread {
-  readonly offThread = true;
   private worker: Worker | null = null;
   private nextId = 0;
   private readonly pending = new Map<

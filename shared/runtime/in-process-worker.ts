@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import { requestRebuildIfNeeded, sweep } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
@@ -14,8 +13,6 @@ import {
 export interface Consolidations {
   work(body: unknown): Promise<WorkOutcome>;
   close(): Promise<void>;
-  /** Whether the work runs on a thread of its own, so the serving thread's load is requests' alone. */
-  readonly offThread?: boolean;
 }
 
 /** The worker's use case on this thread, over `deps` (from source, and when nothing else is given). */
@@ -44,33 +41,6 @@ export interface InProcessWorkerOptions {
   sweepEveryMs?: number | undefined;
   /** The worker's and the sweep's lines. */
   log: (line: string) => void;
-  /**
-   * Starts a measure of how busy the serving thread is; the function it returns answers the share
-   * of the time since then it was busy (default: its event-loop utilisation).
-   */
-  servingLoad?: (() => () => number) | undefined;
-}
-
-/** Above this share of its time busy, the serving thread counts as loaded by requests. */
-export const SERVING_BUSY = 0.5;
-/** The longest rest after one consolidation. */
-export const MAX_REST_MS = 1_000;
-
-/**
- * How long the worker rests after a consolidation that took `tookMs` before it takes the next:
- * as long again (at most MAX_REST_MS) when requests kept the serving thread busy meanwhile and the
- * subject took writes while it was built, so that summary is behind already and the next follows
- * it. During a write burst consolidation then takes about half of its thread's time and leaves the
- * rest of the machine to the writes; a backlog left when the burst ends is caught up without rests.
- */
-export function restAfterConsolidation(tookMs: number, servingBusy: number, superseded: boolean): number {
-  return superseded && servingBusy > SERVING_BUSY ? Math.min(MAX_REST_MS, Math.max(0, tookMs)) : 0;
-}
-
-/** The event-loop utilisation of this thread since the call, when asked. */
-function eventLoopLoad(): () => number {
-  const since = performance.eventLoopUtilization();
-  return () => performance.eventLoopUtilization(since).utilization;
 }
 
 /**
@@ -87,8 +57,6 @@ export class InProcessWorker {
   private wakeUp: (() => void) | null = null;
   private turn: Promise<unknown> = Promise.resolve();
   private sweeper: ReturnType<typeof setInterval> | undefined;
-  /** Ends the rest under way at once (stop). */
-  private endRest: (() => void) | null = null;
   private readonly consolidations: Consolidations;
 
   private constructor(
@@ -131,7 +99,6 @@ export class InProcessWorker {
     clearInterval(this.sweeper);
     this.stopped = true;
     this.wake();
-    this.endRest?.();
     await this.loop;
     await this.turn.catch(() => undefined);
     await this.consolidations.close();
@@ -149,9 +116,9 @@ export class InProcessWorker {
    * and while a first summary was being built every append found the subject needing one already.
    * So does an alias that moved since `built` was taken: a snapshot of the same events on the alias
    * before (queued by the sweep, say) was one message with the request made after that publish,
-   * and it can only be dropped. Answers the subject's high water now (null when it could not be read).
+   * and it can only be dropped.
    */
-  private async requestWhatFollowed(built: Snapshot): Promise<number | null> {
+  private async requestWhatFollowed(built: Snapshot): Promise<void> {
     try {
       const now = await this.deps.events.snapshot(built.subject);
       if (
@@ -159,41 +126,17 @@ export class InProcessWorker {
         now.inputEpoch === built.inputEpoch &&
         now.expectedAlias?.parentArtifactId === built.expectedAlias?.parentArtifactId
       )
-        return now.highWater;
+        return;
       const { rebuildAfterEvents } = await this.deps.settings.settings();
       const decision = await requestRebuildIfNeeded(this.deps, built.subject, rebuildAfterEvents);
-      if (decision.action === "request") {
-        this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
-        this.wake();
-      }
-      return now.highWater;
+      if (decision.action !== "request") return;
+      this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
+      this.wake();
     } catch (error) {
       this.options.log(
         `worker: checking ${built.subject} after its consolidation failed (the sweep checks again): ${error instanceof Error ? error.message : String(error)}`,
       );
-      return null;
     }
-  }
-
-  /** A subject's high water; null when it could not be read (no rest follows then). */
-  private async highWater(subject: string): Promise<number | null> {
-    try {
-      return (await this.deps.events.snapshot(subject)).highWater;
-    } catch {
-      return null;
-    }
-  }
-
-  /** Waits `ms` unless the worker stops first. */
-  private async rest(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.endRest = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.endRest = null;
   }
 
   private async sweepOnce(): Promise<void> {
@@ -235,10 +178,6 @@ export class InProcessWorker {
       }
       for (const message of messages) {
         let outcome: WorkOutcome;
-        // Requests measured on a thread that ran the consolidation itself would count it as theirs.
-        const load = this.consolidations.offThread ? (this.options.servingLoad ?? eventLoopLoad)() : null;
-        const started = performance.now();
-        const highWaterBefore = load ? await this.highWater(message.body.subject) : null;
         try {
           outcome = await this.inTurn(() => this.consolidations.work(message.body));
         } catch (error) {
@@ -254,13 +193,8 @@ export class InProcessWorker {
         );
         if (outcome.action === "ack") await queue.ack(message.receipt);
         else await queue.release(message.receipt);
-        if (outcome.action !== "ack" || outcome.status === "poison") continue;
-        const highWaterAfter = await this.requestWhatFollowed(message.body);
-        // Writes while it was built (not since the message was queued: a backlog is caught up at once).
-        const superseded =
-          highWaterBefore !== null && highWaterAfter !== null && highWaterAfter > highWaterBefore;
-        const rest = load ? restAfterConsolidation(performance.now() - started, load(), superseded) : 0;
-        if (rest > 0 && !this.stopped) await this.rest(rest);
+        if (outcome.action === "ack" && outcome.status !== "poison")
+          await this.requestWhatFollowed(message.body);
       }
     }
   }

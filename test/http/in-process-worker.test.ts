@@ -4,7 +4,7 @@ import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { workOnMessage } from "#app/worker.ts";
 import { depsOverStore, factsBatch, temporaryStore } from "#harness/pipeline-builders.ts";
-import { InProcessWorker, MAX_REST_MS, restAfterConsolidation } from "#runtime/in-process-worker.ts";
+import { InProcessWorker } from "#runtime/in-process-worker.ts";
 
 const opened: Array<{ stop(): Promise<void> } | SqliteStore> = [];
 afterEach(async () => {
@@ -106,117 +106,5 @@ describe("the in-process consolidation worker", () => {
     await appendEvents(deps, "dee", factsBatch(1, 2));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await deps.artifacts.listRecords("dee")).toEqual([]);
-  });
-
-  describe("while requests keep the serving thread busy", () => {
-    it("rests as long as a consolidation took when its subject took writes meanwhile; never longer than a second", () => {
-      expect(restAfterConsolidation(240, 0.9, true)).toBe(240);
-      expect(restAfterConsolidation(5_000, 0.9, true)).toBe(MAX_REST_MS);
-      // Not superseded (the burst is over: catch up at once), or the serving thread mostly idle.
-      expect(restAfterConsolidation(240, 0.9, false)).toBe(0);
-      expect(restAfterConsolidation(240, 0.3, true)).toBe(0);
-    });
-
-    /**
-     * A worker whose consolidations run "off thread" (as `memgate serve`'s do) under a serving load
-     * of `servingLoad`; each consolidation takes `tookMs` at least, and 55 events are appended while
-     * the first runs. Answers each consolidation's start and end.
-     */
-    async function consolidationsUnderLoad(servingLoad: number, tookMs: number, subject: string) {
-      const deps = depsOnFreshStore();
-      const spans: Array<{ start: number; end: number }> = [];
-      const worker = await InProcessWorker.start(deps, {
-        log: () => undefined,
-        sweepEveryMs: 3_600_000,
-        servingLoad: () => () => servingLoad,
-        consolidations: {
-          offThread: true,
-          work: async (body) => {
-            const span = { start: performance.now(), end: 0 };
-            spans.push(span);
-            if (spans.length === 1) await appendEvents(deps, subject, factsBatch(6, 60));
-            await new Promise((resolve) => setTimeout(resolve, tookMs));
-            const outcome = await workOnMessage(deps, body);
-            span.end = performance.now();
-            return outcome;
-          },
-          close: async () => undefined,
-        },
-      });
-      opened.push(worker);
-      await appendEvents(deps, subject, factsBatch(1, 5));
-      worker.wake();
-      const covered = (through: number) =>
-        expect
-          .poll(async () => (await deps.events.snapshot(subject)).expectedAlias?.coversThrough, {
-            timeout: 5_000,
-          })
-          .toBe(through);
-      return { deps, spans, covered };
-    }
-
-    async function gapAfterSupersededConsolidation(servingLoad: number, tookMs: number) {
-      const { spans, covered } = await consolidationsUnderLoad(servingLoad, tookMs, "fay");
-      await covered(60);
-      const [first, second] = spans;
-      if (!first || !second) throw new Error("two consolidations expected");
-      return { gap: second.start - first.end, took: first.end - first.start };
-    }
-
-    it("a write burst: the next consolidation starts only after a rest as long as the last one took", async () => {
-      const { gap, took } = await gapAfterSupersededConsolidation(0.9, 400);
-      expect(took).toBeGreaterThanOrEqual(400);
-      expect(gap).toBeGreaterThanOrEqual(took - 20);
-    });
-
-    it("a serving thread mostly idle: no rest", async () => {
-      const { gap } = await gapAfterSupersededConsolidation(0.2, 400);
-      expect(gap).toBeLessThan(300);
-    });
-
-    it("a consolidation with no writes while it ran (what is left of a burst): no rest after it", async () => {
-      const { deps, spans, covered } = await consolidationsUnderLoad(0.9, 400, "hal");
-      // Written during the rest after the first: the second starts behind them, builds, and no write comes meanwhile.
-      await expect.poll(() => spans[0]?.end ?? 0).toBeGreaterThan(0);
-      await appendEvents(deps, "hal", factsBatch(61, 120));
-      await covered(120);
-      const [, second, third] = spans;
-      if (!second || !third) throw new Error("three consolidations expected");
-      expect(second.end - second.start).toBeGreaterThanOrEqual(400);
-      expect(third.start - second.end).toBeLessThan(300);
-    });
-
-    it("stopping ends a rest at once", async () => {
-      const deps = depsOnFreshStore();
-      let consolidations = 0;
-      const worker = await InProcessWorker.start(deps, {
-        log: () => undefined,
-        sweepEveryMs: 3_600_000,
-        servingLoad: () => () => 1,
-        consolidations: {
-          offThread: true,
-          work: async (body) => {
-            consolidations++;
-            // Writes while it is built, and a long consolidation: a rest of a second follows.
-            await appendEvents(deps, "gus", factsBatch(6, 60));
-            await new Promise((resolve) => setTimeout(resolve, 1_500));
-            return workOnMessage(deps, body);
-          },
-          close: async () => undefined,
-        },
-      });
-      await appendEvents(deps, "gus", factsBatch(1, 5));
-      worker.wake();
-      await expect
-        .poll(async () => (await deps.events.snapshot("gus")).expectedAlias?.coversThrough, {
-          timeout: 5_000,
-        })
-        .toBe(5);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const stopping = performance.now();
-      await worker.stop();
-      expect(performance.now() - stopping).toBeLessThan(500);
-      expect(consolidations).toBe(1);
-    });
   });
 });
