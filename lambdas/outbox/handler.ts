@@ -13,8 +13,8 @@ import { MetricNames } from "#observability/metric-names.ts";
 /**
  * The rebuild outbox: DynamoDB Streams on the table (the stack filters to clock items). A
  * committed clock change that leaves a subject needing a rebuild sends its snapshot to the FIFO
- * queue (deduplicated on subject:highWater:epoch, so repeats are harmless). The appending process
- * never has to survive for a revocation to be followed by a rebuild.
+ * queue (deduplicated on subject:highWater:epoch:alias, so repeats are harmless). The appending
+ * process never has to survive for a revocation to be followed by a rebuild.
  */
 const runtime = lambdaStoreRuntime();
 const processor = new BatchProcessor(EventType.DynamoDBStreams);

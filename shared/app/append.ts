@@ -117,7 +117,8 @@ export type RebuildDeps = StoreDeps & Pick<Deps, "now">;
  * rebuild is due the snapshot is sent (after finishing the STALE marks of an epoch move);
  * otherwise nothing is sent, and a subject found current has its check mark cleared. The sweep
  * and the outbox (DynamoDB Streams) both come here, so neither repeats a paid generation before
- * its backoff; repeats within it are harmless, the queue deduplicates on subject:highWater:epoch.
+ * its backoff; repeats within it are harmless, the queue deduplicates on
+ * subject:highWater:epoch:alias.
  */
 export async function requestRebuildIfNeeded(
   deps: RebuildDeps,

@@ -5,7 +5,7 @@ export interface QueueMessage {
   receipt: string;
 }
 
-/** Snapshot messages: FIFO per subject, deduplicated by subject:highWater:inputEpoch. */
+/** Snapshot messages: FIFO per subject, deduplicated by subject:highWater:inputEpoch:alias. */
 export interface SnapshotQueue {
   send(snapshot: Snapshot): Promise<void>;
   receive(max: number): Promise<QueueMessage[]>;
@@ -18,7 +18,16 @@ export interface SnapshotQueue {
   release(receipt: string): Promise<void>;
 }
 
-/** The queue's deduplication id: the same snapshot sent twice is one message. */
+/**
+ * The queue's deduplication id: the same snapshot sent twice is one message. The alias it expects
+ * is part of it: a snapshot of the same events asked for after a publish is another message than
+ * one queued before it, which can only be dropped (its switch expects the alias before).
+ */
 export function snapshotDedupId(snapshot: Snapshot): string {
-  return `${snapshot.subject}:${snapshot.highWater}:${snapshot.inputEpoch}`;
+  return JSON.stringify([
+    snapshot.subject,
+    snapshot.highWater,
+    snapshot.inputEpoch,
+    snapshot.expectedAlias?.parentArtifactId ?? null,
+  ]);
 }

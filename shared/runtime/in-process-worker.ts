@@ -114,19 +114,11 @@ export class InProcessWorker {
    * Writes committed while `built` was being consolidated ask for the next rebuild now, not at the
    * next sweep: an append requests one only when it is the write that makes the subject need it,
    * and while a first summary was being built every append found the subject needing one already.
-   * So does an alias that moved since `built` was taken: a snapshot of the same events on the alias
-   * before (queued by the sweep, say) was one message with the request made after that publish,
-   * and it can only be dropped.
    */
   private async requestWhatFollowed(built: Snapshot): Promise<void> {
     try {
       const now = await this.deps.events.snapshot(built.subject);
-      if (
-        now.highWater === built.highWater &&
-        now.inputEpoch === built.inputEpoch &&
-        now.expectedAlias?.parentArtifactId === built.expectedAlias?.parentArtifactId
-      )
-        return;
+      if (now.highWater === built.highWater && now.inputEpoch === built.inputEpoch) return;
       const { rebuildAfterEvents } = await this.deps.settings.settings();
       const decision = await requestRebuildIfNeeded(this.deps, built.subject, rebuildAfterEvents);
       if (decision.action !== "request") return;

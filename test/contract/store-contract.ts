@@ -652,5 +652,26 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       ]);
       expect(received.filter(([s]) => s === s2)).toEqual([[s2, 1]]);
     });
+
+    it("a snapshot of the same events on another alias is another message, after the first", async () => {
+      const { queue } = open();
+      const subject = freshSubject();
+      const before = { subject, highWater: 8, inputEpoch: 0, expectedAlias: null };
+      // Asked for after a publish: the same events, the alias that publish left.
+      const after = {
+        ...before,
+        expectedAlias: { parentArtifactId: `summary:${subject}:000005:a1`, sourceEpoch: 0, coversThrough: 5 },
+      };
+      await queue.send(before);
+      await queue.send(after);
+      await queue.send(after);
+      const received: Array<string | null> = [];
+      for (let attempt = 0; attempt < 20 && received.length < 2; attempt++)
+        for (const message of await queue.receive(10)) {
+          received.push(message.body.expectedAlias?.parentArtifactId ?? null);
+          await queue.ack(message.receipt);
+        }
+      expect(received).toEqual([null, `summary:${subject}:000005:a1`]);
+    });
   });
 }

@@ -72,14 +72,14 @@ describe("the in-process consolidation worker", () => {
     await expect.poll(async () => (await deps.events.snapshot("eve")).expectedAlias?.coversThrough).toBe(60);
   });
 
-  it("a snapshot of the same events on an older alias (the sweep's, queued first) is dropped, and the rebuild it held back is asked for again", async () => {
+  it("a snapshot of the same events on an older alias (the sweep's, queued first) is dropped, and the one asked for after the publish is built", async () => {
     const deps = depsOnFreshStore();
     // Queued before the worker starts: a rebuild at 5; the 55 after it ask for none (one is pending).
     await appendEvents(deps, "ida", factsBatch(1, 5));
     await appendEvents(deps, "ida", factsBatch(6, 60));
     const lines: string[] = [];
-    // Its start-up sweep queues a snapshot at 60 on no alias; once 5 is published, that one can
-    // only be dropped, and the request at 60 made then was the same events: one message.
+    // Its start-up sweep queues a snapshot at 60 on no alias. Once 5 is published that one can only
+    // be dropped; the request at 60 made then is the same events on the new alias: another message.
     const worker = await InProcessWorker.start(deps, {
       log: (line) => lines.push(line),
       sweepEveryMs: 3_600_000,

@@ -12,8 +12,8 @@ import { snapshotDedupId } from "#ports/queue.ts";
 
 /**
  * Snapshot messages on an SQS FIFO queue: the message group is the subject (one subject's
- * snapshots in order, one at a time), the deduplication id is subject:highWater:inputEpoch (a
- * snapshot sent twice within the dedup window is one message). Failures go to the DLQ by redrive.
+ * snapshots in order, one at a time), the deduplication id is subject:highWater:inputEpoch:alias
+ * (a snapshot sent twice within the dedup window is one message). Failures go to the DLQ by redrive.
  */
 export class SqsSnapshotQueue implements SnapshotQueue {
   constructor(
