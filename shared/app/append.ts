@@ -18,7 +18,7 @@ import {
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import { NotFoundError, StoreContentionError } from "#ports/errors.ts";
-import type { AppendResult, SubjectIndexing } from "#ports/event-log.ts";
+import type { AppendWritten, SubjectIndexing } from "#ports/event-log.ts";
 import { mapWithPauses, neverPause } from "#ports/time.ts";
 import type { AppendDeps, Deps, StoreDeps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
@@ -31,7 +31,7 @@ import { readSelection } from "./selection.ts";
  * the two loses nothing.
  */
 
-export interface AppendOutcome extends Omit<AppendResult, "snapshot"> {
+export interface AppendOutcome extends AppendWritten {
   /** Artifacts marked STALE because an input they used stopped being valid. */
   staled: string[];
   rebuildRequested: boolean;

@@ -15,7 +15,8 @@ export interface Clock {
   inputEpoch: number;
 }
 
-export interface AppendResult {
+/** What an append wrote, as the engine's write answers it. */
+export interface AppendWritten {
   /** Ids written by this call, in sequence order. */
   appended: string[];
   /** Ids already stored with identical content: a no-op. */
@@ -28,6 +29,9 @@ export interface AppendResult {
   validityChanged: boolean;
   /** Atomic chunks the batch was written in (1 unless the engine bounds a transaction). */
   chunks: number;
+}
+
+export interface AppendResult extends AppendWritten {
   /**
    * The clock and alias as this append left them: what a rebuild it makes due is sent. Read in the
    * append's own transaction where the store can (a read after it would wait for every later commit

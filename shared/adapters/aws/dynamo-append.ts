@@ -7,7 +7,7 @@ import { effectivePolicy } from "#domain/readings.ts";
 import type { MemoryEvent } from "#domain/schemas.ts";
 import { SELECTOR_VERSION } from "#domain/validity.ts";
 import { StoreContentionError, translatePlanError } from "#ports/errors.ts";
-import type { AppendResult, Clock } from "#ports/event-log.ts";
+import type { AppendWritten, Clock } from "#ports/event-log.ts";
 import { eventsById } from "./dynamo-events.ts";
 import {
   APPEND_ATTEMPTS,
@@ -36,7 +36,7 @@ export async function appendEvents(
   table: DynamoTable,
   subject: string,
   events: readonly MemoryEvent[],
-): Promise<Omit<AppendResult, "snapshot">> {
+): Promise<AppendWritten> {
   const chunks = chunkForTransactions(events);
   const known = chunks.length > 1 ? await refuseBadBatch(table, subject, events) : null;
   const appended: string[] = [];

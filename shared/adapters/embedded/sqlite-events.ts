@@ -7,7 +7,7 @@ import type { MemoryEvent, SequencedEvent, StoredPolicy } from "#domain/schemas.
 import { DEFAULT_TRUST_POLICY, StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import { translatePlanError } from "#ports/errors.ts";
-import type { AppendResult, Clock } from "#ports/event-log.ts";
+import type { AppendWritten, Clock } from "#ports/event-log.ts";
 import { mapWithPauses, type Pause } from "#ports/time.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 import { readSettings } from "./sqlite-settings.ts";
@@ -97,7 +97,7 @@ export async function appendEvents(
   subject: string,
   events: readonly MemoryEvent[],
   pause: Pause,
-): Promise<Omit<AppendResult, "snapshot">> {
+): Promise<AppendWritten> {
   const clock = readClock(db, subject);
   let plan: AppendPlan;
   try {
