@@ -25,6 +25,26 @@ export const processIo: Io = {
   err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
 };
 
+/**
+ * A log of many lines a second (`memgate serve`'s request log): the lines logged in one pass of
+ * the microtask queue go out in one write, one system call instead of one per line. The write is a
+ * microtask queued by the pass's first line, so it runs before anything the code that logged a
+ * line does after its next `await`: a request's line is out before its answer is sent, as when
+ * each line was written at once.
+ */
+export function batchedLines(write: (text: string) => void): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    const lines = pending;
+    pending = [];
+    write(`${lines.join("\n")}\n`);
+  };
+  return (line) => {
+    if (pending.length === 0) queueMicrotask(flush);
+    pending.push(line);
+  };
+}
+
 /** A usage mistake: bad input (exit 2) shown with the command's usage line. */
 export class UsageError extends InputError {
   constructor(message: string) {

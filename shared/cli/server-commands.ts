@@ -6,7 +6,7 @@ import { InputError } from "#ports/errors.ts";
 import { env } from "#runtime/config.ts";
 import { InProcessWorker, processConsolidations } from "#runtime/in-process-worker.ts";
 import { boundedInt, type Command, storeCommand, subjectArg, text, texts, withRuntime } from "./command.ts";
-import { EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
+import { batchedLines, EXIT, MEMGATE_VERSION, UsageError } from "./output.ts";
 
 /**
  * serve and mcp hold the store for as long as they run: its log is checkpointed on a thread of its
@@ -52,6 +52,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
         async (deps, { progress, ...runtimeOptions }) => {
           // Consolidations on a thread of their own, over the same options: requests never wait on one.
           const consolidations = processConsolidations(deps, runtimeOptions, progress);
+          const log = batchedLines((lines) => io.err(lines));
           let server: Awaited<ReturnType<typeof startLocalServer>>;
           try {
             server = await startLocalServer(deps, {
@@ -61,7 +62,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
               allowedHosts,
               consolidations,
               out: (line) => io.out(line),
-              log: (line) => io.err(`memgate: ${line}`),
+              log: (line) => log(`memgate: ${line}`),
             });
           } catch (error) {
             const code = (error as NodeJS.ErrnoException).code;
