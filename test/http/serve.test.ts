@@ -1,7 +1,8 @@
 // The same story as the Lambdas', over HTTP against `memgate serve` started as a child process:
 // the worker and the sweep run inside it.
 import { mkdtempSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -155,6 +156,19 @@ describe("memgate serve", () => {
     expect(badPort.stderr).toMatch(/--port/);
     const shortToken = await memgate(["serve", "--home", home, "--token", "abc"]);
     expect(shortToken.code).toBe(2);
+  });
+
+  it("a port already taken is bad input, and the process ends (its consolidation thread with it)", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const taken = String((holder.address() as AddressInfo).port);
+    try {
+      const second = await memgate(["serve", "--home", home, "--port", taken]);
+      expect(second.code).toBe(2);
+      expect(second.stderr).toMatch(new RegExp(`--port ${taken}: cannot listen there \\(EADDRINUSE\\)`));
+    } finally {
+      holder.close();
+    }
   });
 });
 
