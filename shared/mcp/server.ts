@@ -32,7 +32,7 @@ export interface McpOptions {
    * turn with it. Without one (the AWS store, whose worker Lambda consumes the queue) consolidate
    * runs on this thread and a requested rebuild waits for the queue's consumer.
    */
-  worker?: Pick<InProcessWorker, "wake" | "consolidate"> | undefined;
+  worker?: Pick<InProcessWorker, "consolidate"> | undefined;
 }
 
 /** A tool: its zod schema parses the call; the JSON Schema listed to clients is generated from it. */
@@ -110,7 +110,6 @@ export function createMcpServer(options: McpOptions): Server {
           subjectOf(subject),
           events.map(({ sequence: _sequence, ...event }) => event),
         );
-        if (outcome.rebuildRequested) options.worker?.wake();
         return {
           appended: outcome.appended,
           duplicates: outcome.duplicates,
@@ -171,7 +170,6 @@ export function createMcpServer(options: McpOptions): Server {
       call: async ({ subject, eventIds, reason }) => {
         const named = (await knownSubjectSnapshot(deps, subjectOf(subject))).subject;
         const outcome = await revokeEvents(deps, named, eventIds, reason);
-        if (outcome.rebuildRequested) options.worker?.wake();
         const already = new Set(outcome.alreadyRevoked);
         return {
           revoked: eventIds.filter((id) => !already.has(id)),

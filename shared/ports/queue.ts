@@ -16,6 +16,12 @@ export interface SnapshotQueue {
    * timeout ends), and to the dead-letter queue after the queue's maximum receives.
    */
   release(receipt: string): Promise<void>;
+  /**
+   * A queue held in this process (the embedded one) calls `listener` each time a message is added
+   * (not for a duplicate), so a consumer in the same process looks now instead of at its next
+   * poll; answers how to stop. A queue elsewhere (SQS) does not offer it: its consumer polls.
+   */
+  onSent?(listener: () => void): () => void;
 }
 
 /**

@@ -39,6 +39,11 @@ export interface InProcessWorkerOptions {
   consolidations?: Consolidations | undefined;
   /** How often the sweep requests the rebuilds committed state calls for (default one minute). */
   sweepEveryMs?: number | undefined;
+  /**
+   * How often an idle worker looks at the queue (default 250 ms); a queue in this process (the
+   * embedded one) wakes it as soon as a message is sent.
+   */
+  pollEveryMs?: number | undefined;
   /** The worker's and the sweep's lines. */
   log: (line: string) => void;
 }
@@ -55,8 +60,11 @@ export class InProcessWorker {
   private stopped = false;
   private loop: Promise<void> = Promise.resolve();
   private wakeUp: (() => void) | null = null;
+  private woken = false;
   private turn: Promise<unknown> = Promise.resolve();
   private sweeper: ReturnType<typeof setInterval> | undefined;
+  /** Stops the queue's calls when a message is sent (a queue in this process makes them). */
+  private stopListening: (() => void) | null = null;
   private readonly consolidations: Consolidations;
 
   private constructor(
@@ -69,6 +77,7 @@ export class InProcessWorker {
   /** Sweeps once (what committed state already calls for is queued), then consumes the queue. */
   static async start(deps: Deps, options: InProcessWorkerOptions): Promise<InProcessWorker> {
     const worker = new InProcessWorker(deps, options);
+    worker.stopListening = deps.queue.onSent?.(() => worker.wake()) ?? null;
     await worker.sweepOnce();
     worker.sweeper = setInterval(() => void worker.sweepOnce(), options.sweepEveryMs ?? 60_000);
     worker.loop = worker.run();
@@ -77,7 +86,9 @@ export class InProcessWorker {
 
   /** Looks at the queue now rather than at the next poll (a write has just requested a rebuild). */
   wake(): void {
-    this.wakeUp?.();
+    if (this.wakeUp) this.wakeUp();
+    // Woken while it looked at the queue: it looks again before it waits.
+    else this.woken = true;
   }
 
   /**
@@ -97,6 +108,7 @@ export class InProcessWorker {
   /** Stops sweeping and taking messages, lets the current consolidation finish, closes where they ran. */
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
+    this.stopListening?.();
     this.stopped = true;
     this.wake();
     await this.loop;
@@ -150,6 +162,7 @@ export class InProcessWorker {
     const { queue } = this.deps;
     while (!this.stopped) {
       let messages: Awaited<ReturnType<Deps["queue"]["receive"]>> = [];
+      this.woken = false;
       try {
         messages = await queue.receive(1);
       } catch (error) {
@@ -158,8 +171,9 @@ export class InProcessWorker {
         );
       }
       if (messages.length === 0) {
+        if (this.woken) continue;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 250);
+          const timer = setTimeout(resolve, this.options.pollEveryMs ?? 250);
           this.wakeUp = () => {
             clearTimeout(timer);
             resolve();

@@ -31,6 +31,20 @@ describe("the in-process consolidation worker", () => {
     expect(lines).toContainEqual(expect.stringMatching(/^worker: ana at 5: PUBLISHED summary:/));
   });
 
+  it("a message sent to the queue wakes an idle worker at once, not at its next poll", async () => {
+    const deps = depsOnFreshStore();
+    const worker = await InProcessWorker.start(deps, {
+      log: () => undefined,
+      sweepEveryMs: 3_600_000,
+      pollEveryMs: 3_600_000,
+    });
+    opened.push(worker);
+    // Idle and waiting out an hour's poll: only the queue's call can wake it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await appendEvents(deps, "cy", factsBatch(1, 5))).rebuildRequested).toBe(true);
+    await expect.poll(async () => (await deps.events.snapshot("cy")).expectedAlias?.coversThrough).toBe(5);
+  });
+
   it("a consolidation asked for takes its turn with the queue's: its snapshot sees what the queue published, so nothing is built twice or refused", async () => {
     const deps = depsOnFreshStore();
     // Appended before the worker starts: their rebuild waits in the queue.

@@ -26,6 +26,7 @@ export class MemoryQueue implements SnapshotQueue {
   /** receipt → the message received and not yet acknowledged or released. */
   private readonly inFlight = new Map<string, Waiting>();
   private nextReceipt = 1;
+  private readonly listeners = new Set<() => void>();
   readonly deadLetters: Snapshot[] = [];
 
   constructor(
@@ -41,6 +42,12 @@ export class MemoryQueue implements SnapshotQueue {
     if (this.seen.has(dedupId)) return;
     this.seen.add(dedupId);
     this.waiting.push({ body: snapshot, dedupId, receives: 0, visibleAt: 0 });
+    for (const listener of this.listeners) listener();
+  }
+
+  onSent(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async receive(max: number): Promise<QueueMessage[]> {
