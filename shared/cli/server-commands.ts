@@ -51,7 +51,7 @@ export const SERVER_COMMANDS: Record<string, Command> = {
         io,
         async (deps, { progress, ...runtimeOptions }) => {
           // Consolidations on a thread of their own, over the same options: requests never wait on one.
-          const consolidations = processConsolidations(deps, runtimeOptions, progress);
+          const consolidations = processConsolidations(deps, runtimeOptions, progress, { startNow: true });
           const log = batchedLines((lines) => io.err(lines));
           let server: Awaited<ReturnType<typeof startLocalServer>>;
           try {
@@ -65,6 +65,8 @@ export const SERVER_COMMANDS: Record<string, Command> = {
               log: (line) => log(`memgate: ${line}`),
             });
           } catch (error) {
+            // The consolidation thread started with the command; it ends with it.
+            await consolidations.close();
             const code = (error as NodeJS.ErrnoException).code;
             if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL" || code === "EACCES")
               throw new InputError(

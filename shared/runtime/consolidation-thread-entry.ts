@@ -4,6 +4,7 @@ import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
+import { prepareTokenizer } from "#domain/tokens.ts";
 import type {
   FromConsolidationThread,
   ThreadRuntimeOptions,
@@ -32,7 +33,8 @@ const runtime = openEmbeddedRuntime({
   progress: (line) => post({ kind: "progress", line }),
 });
 // Kept from rejecting unobserved: a runtime that cannot open fails each message that needs it.
-runtime.catch(() => undefined);
+// Once it is open, the tokenizer's rank table is built before the first message needs it.
+runtime.then(() => prepareTokenizer()).catch(() => undefined);
 
 /** An outcome that crosses the thread boundary: a retried one's error travels as its message. */
 function cloneable(outcome: WorkOutcome): WorkOutcome {

@@ -51,6 +51,11 @@ export class ConsolidationThread {
     private readonly progress: (line: string) => void,
   ) {}
 
+  /** Starts the thread now rather than with the first message. */
+  start(): void {
+    this.started();
+  }
+
   /** `workOnMessage` on the thread: resolves with its outcome, rejects if the thread could not give one. */
   work(body: unknown): Promise<WorkOutcome> {
     const worker = this.started();

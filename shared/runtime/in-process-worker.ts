@@ -23,15 +23,22 @@ export function consolidationsHere(deps: Deps): Consolidations {
 /**
  * Where a long-running process (`memgate serve`, `memgate mcp`) runs its consolidations: on a
  * thread of its own over the same runtime options when it runs the built command line (requests
- * never wait on one), on this thread over `deps` when it runs from source.
+ * never wait on one), on this thread over `deps` when it runs from source. The thread starts with
+ * its first message, or now with `startNow` (a server, which will consolidate: loading the thread,
+ * opening its runtime and building its tokenizer take about two seconds of CPU, better spent while
+ * the server starts than at the first burst of writes and by the first summary).
  */
 export function processConsolidations(
   deps: Deps,
   options: ThreadRuntimeOptions,
   progress: (line: string) => void,
+  { startNow = false }: { startNow?: boolean } = {},
 ): Consolidations {
   const entry = consolidationThreadEntry();
-  return entry ? new ConsolidationThread(entry, options, progress) : consolidationsHere(deps);
+  if (!entry) return consolidationsHere(deps);
+  const thread = new ConsolidationThread(entry, options, progress);
+  if (startNow) thread.start();
+  return thread;
 }
 
 export interface InProcessWorkerOptions {

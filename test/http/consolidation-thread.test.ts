@@ -9,8 +9,17 @@ describe("the consolidation thread of memgate serve", () => {
     const thread = new ConsolidationThread(ECHO, { store: "embedded" }, (line) => lines.push(line));
     const outcomes = await Promise.all([thread.work("ana"), thread.work("bo")]);
     expect(outcomes.map((outcome) => outcome.subject)).toEqual(["ana", "bo"]);
-    expect(lines).toEqual(["working on ana", "working on bo"]);
+    expect(lines).toEqual(["loaded", "working on ana", "working on bo"]);
     await thread.close();
+  });
+
+  it("starts when asked, before any message, and closes without one", async () => {
+    const lines: string[] = [];
+    const thread = new ConsolidationThread(ECHO, { store: "embedded" }, (line) => lines.push(line));
+    thread.start();
+    await expect.poll(() => lines).toEqual(["loaded"]);
+    await thread.close();
+    expect(lines).toEqual(["loaded"]);
   });
 
   it("fails the message a dying thread held, then starts a fresh thread for the next one", async () => {
