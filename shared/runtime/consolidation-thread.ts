@@ -44,6 +44,7 @@ export class ConsolidationThread {
     number,
     { resolve: (outcome: WorkOutcome) => void; reject: (error: Error) => void }
   >();
+  readonly offThread = true;
 
   constructor(
     private readonly entry: URL,

@@ -8,11 +8,14 @@ import {
   consolidationThreadEntry,
   type ThreadRuntimeOptions,
 } from "./consolidation-thread.ts";
+import { type LoadMeter, type LoadReading, measureLoad } from "./machine-load.ts";
 
 /** Runs the worker's use case on one queue message; `close` once no message is outstanding. */
 export interface Consolidations {
   work(body: unknown): Promise<WorkOutcome>;
   close(): Promise<void>;
+  /** Whether the work runs on a thread of its own, so this thread's load is requests' alone. */
+  readonly offThread?: boolean;
 }
 
 /** The worker's use case on this thread, over `deps` (from source, and when nothing else is given). */
@@ -53,6 +56,27 @@ export interface InProcessWorkerOptions {
   pollEveryMs?: number | undefined;
   /** The worker's and the sweep's lines. */
   log: (line: string) => void;
+  /** How loaded the serving thread and the machine were over a consolidation (default: measured). */
+  load?: LoadMeter | undefined;
+}
+
+/** Above this share of its time busy, the serving thread counts as loaded by requests. */
+export const SERVING_BUSY = 0.5;
+/** The share of the time consolidations take while they compete with requests for the CPU. */
+export const SHARE_UNDER_LOAD = 0.25;
+/** The longest rest after one consolidation. */
+export const MAX_REST_MS = 1_000;
+
+/**
+ * How long the worker rests after a consolidation that took `tookMs`, given the load over it. When
+ * requests kept the serving thread busy and the machine had less than one idle core, the
+ * consolidation took CPU the requests needed: the worker rests so that consolidations take
+ * SHARE_UNDER_LOAD of the time (three times as long as it took, at most MAX_REST_MS). With an
+ * idle core, or a quiet server, there is no rest: the summary would only come later for nothing.
+ */
+export function restAfterConsolidation(tookMs: number, load: LoadReading): number {
+  if (load.servingBusy <= SERVING_BUSY || load.idleCores >= 1) return 0;
+  return Math.min(MAX_REST_MS, Math.max(0, tookMs) * (1 / SHARE_UNDER_LOAD - 1));
 }
 
 /**
@@ -68,6 +92,8 @@ export class InProcessWorker {
   private loop: Promise<void> = Promise.resolve();
   private wakeUp: (() => void) | null = null;
   private woken = false;
+  /** Ends the rest under way at once (stop). */
+  private endRest: (() => void) | null = null;
   private turn: Promise<unknown> = Promise.resolve();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   /** Stops the queue's calls when a message is sent (a queue in this process makes them). */
@@ -118,6 +144,7 @@ export class InProcessWorker {
     this.stopListening?.();
     this.stopped = true;
     this.wake();
+    this.endRest?.();
     await this.loop;
     await this.turn.catch(() => undefined);
     await this.consolidations.close();
@@ -133,21 +160,46 @@ export class InProcessWorker {
    * Writes committed while `built` was being consolidated ask for the next rebuild now, not at the
    * next sweep: an append requests one only when it is the write that makes the subject need it,
    * and while a first summary was being built every append found the subject needing one already.
+   * Answers the subject's high water now (null when it could not be read).
    */
-  private async requestWhatFollowed(built: Snapshot): Promise<void> {
+  private async requestWhatFollowed(built: Snapshot): Promise<number | null> {
     try {
       const now = await this.deps.events.snapshot(built.subject);
-      if (now.highWater === built.highWater && now.inputEpoch === built.inputEpoch) return;
+      if (now.highWater === built.highWater && now.inputEpoch === built.inputEpoch) return now.highWater;
       const { rebuildAfterEvents } = await this.deps.settings.settings();
       const decision = await requestRebuildIfNeeded(this.deps, built.subject, rebuildAfterEvents);
-      if (decision.action !== "request") return;
-      this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
-      this.wake();
+      if (decision.action === "request") {
+        this.options.log(`worker: rebuild requested for ${built.subject}: ${decision.reason}`);
+        this.wake();
+      }
+      return now.highWater;
     } catch (error) {
       this.options.log(
         `worker: checking ${built.subject} after its consolidation failed (the sweep checks again): ${error instanceof Error ? error.message : String(error)}`,
       );
+      return null;
     }
+  }
+
+  /** A subject's high water; null when it could not be read. */
+  private async highWater(subject: string): Promise<number | null> {
+    try {
+      return (await this.deps.events.snapshot(subject)).highWater;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Waits `ms` unless the worker stops first; a wake does not end it. */
+  private async rest(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.endRest = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.endRest = null;
   }
 
   private async sweepOnce(): Promise<void> {
@@ -191,6 +243,11 @@ export class InProcessWorker {
       }
       for (const message of messages) {
         let outcome: WorkOutcome;
+        // Requests' load and writes over the consolidation, when it runs off this thread (one here
+        // would count as the requests' load).
+        const load = this.consolidations.offThread ? (this.options.load ?? measureLoad)() : null;
+        const started = performance.now();
+        const before = load ? await this.highWater(message.body.subject) : null;
         try {
           outcome = await this.inTurn(() => this.consolidations.work(message.body));
         } catch (error) {
@@ -206,8 +263,14 @@ export class InProcessWorker {
         );
         if (outcome.action === "ack") await queue.ack(message.receipt);
         else await queue.release(message.receipt);
-        if (outcome.action === "ack" && outcome.status !== "poison")
-          await this.requestWhatFollowed(message.body);
+        const after =
+          outcome.action === "ack" && outcome.status !== "poison"
+            ? await this.requestWhatFollowed(message.body)
+            : null;
+        // Writes came while it was built: a burst is under way, and the summary is behind already.
+        const overtaken = before !== null && after !== null && after > before;
+        const rest = load && overtaken ? restAfterConsolidation(performance.now() - started, load()) : 0;
+        if (rest > 0 && !this.stopped) await this.rest(rest);
       }
     }
   }

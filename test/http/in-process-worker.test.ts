@@ -1,10 +1,15 @@
 // The consolidation worker `memgate serve` and `memgate mcp` run over the store they hold.
+import { cpus } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { appendEvents } from "#app/append.ts";
 import { workOnMessage } from "#app/worker.ts";
+import type { Snapshot } from "#domain/schemas.ts";
 import { depsOverStore, factsBatch, temporaryStore } from "#harness/pipeline-builders.ts";
-import { InProcessWorker } from "#runtime/in-process-worker.ts";
+import type { Consolidations } from "#runtime/in-process-worker.ts";
+import { InProcessWorker, MAX_REST_MS, restAfterConsolidation } from "#runtime/in-process-worker.ts";
+import type { LoadReading } from "#runtime/machine-load.ts";
+import { measureLoad } from "#runtime/machine-load.ts";
 
 const opened: Array<{ stop(): Promise<void> } | SqliteStore> = [];
 afterEach(async () => {
@@ -120,5 +125,139 @@ describe("the in-process consolidation worker", () => {
     await appendEvents(deps, "dee", factsBatch(1, 2));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await deps.artifacts.listRecords("dee")).toEqual([]);
+  });
+
+  describe("while requests and consolidations compete for the CPU", () => {
+    const loaded: LoadReading = { servingBusy: 0.9, idleCores: 0.2 };
+
+    it("rests three times as long as a consolidation took (a quarter of the time), at most a second", () => {
+      expect(restAfterConsolidation(40, loaded)).toBe(120);
+      expect(restAfterConsolidation(5_000, loaded)).toBe(MAX_REST_MS);
+      // An idle core: the consolidation took nothing the requests needed.
+      expect(restAfterConsolidation(40, { servingBusy: 0.9, idleCores: 1.2 })).toBe(0);
+      // A quiet server (a backlog after a burst is caught up at once).
+      expect(restAfterConsolidation(40, { servingBusy: 0.3, idleCores: 0 })).toBe(0);
+    });
+
+    /**
+     * A worker whose consolidations take `tookMs` at least and run "off thread" (as `memgate
+     * serve`'s do) unless `here`, over a load meter that answers `load`; two subjects wait in the
+     * queue when it starts, and with `writes` 55 events come to the first one's subject while it is built. Answers
+     * the first two consolidations' spans once both subjects are covered.
+     */
+    async function twoConsolidations(
+      load: LoadReading,
+      tookMs: number,
+      { here = false, writes = true }: { here?: boolean; writes?: boolean } = {},
+    ) {
+      const deps = depsOnFreshStore();
+      await appendEvents(deps, "fay", factsBatch(1, 5));
+      await appendEvents(deps, "gus", factsBatch(1, 5));
+      const spans: Array<{ start: number; end: number }> = [];
+      let measured = 0;
+      const consolidations: Consolidations = {
+        ...(here ? {} : { offThread: true }),
+        work: async (body) => {
+          const span = { start: performance.now(), end: 0 };
+          spans.push(span);
+          if (spans.length === 1 && writes)
+            await appendEvents(deps, (body as Snapshot).subject, factsBatch(6, 60));
+          await new Promise((resolve) => setTimeout(resolve, tookMs));
+          const outcome = await workOnMessage(deps, body);
+          span.end = performance.now();
+          return outcome;
+        },
+        close: async () => undefined,
+      };
+      const worker = await InProcessWorker.start(deps, {
+        log: () => undefined,
+        sweepEveryMs: 3_600_000,
+        consolidations,
+        load: () => {
+          measured++;
+          return () => load;
+        },
+      });
+      opened.push(worker);
+      for (const subject of ["fay", "gus"])
+        await expect
+          .poll(async () => (await deps.events.snapshot(subject)).expectedAlias?.coversThrough, {
+            timeout: 5_000,
+          })
+          .toBeGreaterThanOrEqual(5);
+      const [first, second] = spans;
+      if (!first || !second) throw new Error("two consolidations expected");
+      return { gap: second.start - first.end, took: first.end - first.start, measured };
+    }
+
+    it("writes came while a consolidation was built under load: the next starts only after the rest", async () => {
+      const { gap, took } = await twoConsolidations(loaded, 150);
+      expect(took).toBeGreaterThanOrEqual(150);
+      expect(gap).toBeGreaterThanOrEqual(3 * took - 20);
+    });
+
+    it("no write came while it was built (what a burst left is caught up): the next starts at once", async () => {
+      const { gap } = await twoConsolidations(loaded, 150, { writes: false });
+      expect(gap).toBeLessThan(200);
+    });
+
+    it("with an idle core, the next starts at once", async () => {
+      const { gap } = await twoConsolidations({ servingBusy: 0.9, idleCores: 1.5 }, 150);
+      expect(gap).toBeLessThan(200);
+    });
+
+    it("consolidations on the serving thread itself are never measured as the requests' load", async () => {
+      const { gap, measured } = await twoConsolidations(loaded, 150, { here: true });
+      expect(measured).toBe(0);
+      expect(gap).toBeLessThan(200);
+    });
+
+    it("stopping ends a rest at once", async () => {
+      const deps = depsOnFreshStore();
+      await appendEvents(deps, "hal", factsBatch(1, 5));
+      let consolidations = 0;
+      const worker = await InProcessWorker.start(deps, {
+        log: () => undefined,
+        sweepEveryMs: 3_600_000,
+        load: () => () => loaded,
+        consolidations: {
+          offThread: true,
+          // Writes while it is built, and a long consolidation: a rest of a second follows it.
+          work: async (body) => {
+            consolidations++;
+            await appendEvents(deps, "hal", factsBatch(6, 7));
+            await new Promise((resolve) => setTimeout(resolve, 400));
+            return workOnMessage(deps, body);
+          },
+          close: async () => undefined,
+        },
+      });
+      await expect
+        .poll(async () => (await deps.events.snapshot("hal")).expectedAlias?.coversThrough, {
+          timeout: 5_000,
+        })
+        .toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const stopping = performance.now();
+      await worker.stop();
+      expect(performance.now() - stopping).toBeLessThan(500);
+      expect(consolidations).toBe(1);
+    });
+
+    it("the default meter reads this thread's event loop and the machine's idle cores", async () => {
+      const busy = measureLoad();
+      const until = performance.now() + 200;
+      while (performance.now() < until);
+      const whileBusy = busy();
+      expect(whileBusy.servingBusy).toBeGreaterThan(0.8);
+      const quiet = measureLoad();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const whileQuiet = quiet();
+      expect(whileQuiet.servingBusy).toBeLessThan(0.5);
+      for (const reading of [whileBusy, whileQuiet]) {
+        expect(reading.idleCores).toBeGreaterThanOrEqual(0);
+        expect(reading.idleCores).toBeLessThanOrEqual(cpus().length + 0.1);
+      }
+    });
   });
 });
