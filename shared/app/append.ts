@@ -37,11 +37,7 @@ export interface AppendOutcome extends AppendWritten {
   rebuildRequested: boolean;
 }
 
-/**
- * Appends events; when the epoch moved, marks every artifact whose inputs lost validity STALE and
- * requests a rebuild. Recall stopped serving the old summary already, in the append's transaction
- * (alias epoch != clock epoch): marking is for audit and the artifact listing, not for safety.
- */
+/** Parses each event of `batch` (a MemoryEvent, defaults applied), then `appendValidEvents`. */
 export async function appendEvents(
   deps: AppendDeps,
   subject: string,
@@ -50,6 +46,20 @@ export async function appendEvents(
   const events: MemoryEvent[] = await mapWithPauses(batch, deps.pause ?? neverPause, (raw) =>
     MemoryEventSchema.parse(raw),
   );
+  return appendValidEvents(deps, subject, events);
+}
+
+/**
+ * Appends events a front door has parsed already (it names a bad one's field its own way); when
+ * the epoch moved, marks every artifact whose inputs lost validity STALE and requests a rebuild.
+ * Recall stopped serving the old summary already, in the append's transaction (alias epoch !=
+ * clock epoch): marking is for audit and the artifact listing, not for safety.
+ */
+export async function appendValidEvents(
+  deps: AppendDeps,
+  subject: string,
+  events: readonly MemoryEvent[],
+): Promise<AppendOutcome> {
   const { snapshot, ...result } = await deps.events.append(subject, events);
   // Everything below is bookkeeping a later sweep redoes from committed state if we die here.
   deps.failpoints.hit("after-append");

@@ -1,4 +1,4 @@
-import { appendEvents, revokeEvents } from "#app/append.ts";
+import { appendValidEvents, revokeEvents } from "#app/append.ts";
 import { parseEventLines } from "#io/event-file.ts";
 import { readUserText } from "#io/read-text.ts";
 import { type Command, need, print, storeCommand, subjectArg, text, withRuntime } from "./command.ts";
@@ -16,7 +16,7 @@ export const EVENT_COMMANDS: Record<string, Command> = {
         assignSequence: false,
       }).map(({ sequence: _s, ...event }) => event);
       return withRuntime(values, io, async (deps) => {
-        const result = await appendEvents(deps, subject, events);
+        const result = await appendValidEvents(deps, subject, events);
         print(
           io,
           values,

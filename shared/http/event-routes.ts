@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { appendEvents, revokeEvents } from "#app/append.ts";
+import { appendValidEvents, revokeEvents } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { knownSubjectSnapshot } from "#app/snapshot.ts";
 import { Answers, Revocations, ref } from "./components.ts";
@@ -63,7 +63,7 @@ export function eventRoutes(deps: Deps) {
     .openapi(append, async (c) => {
       const subject = parseSubject(c.req.valid("param").subject);
       const events = await readEvents(c.req.raw, deps.pause);
-      const outcome = await appendEvents(deps, subject, events);
+      const outcome = await appendValidEvents(deps, subject, events);
       return c.json(
         {
           appended: outcome.appended,

@@ -5,7 +5,7 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { appendEvents, revokeEvents } from "#app/append.ts";
+import { appendValidEvents, revokeEvents } from "#app/append.ts";
 import { currentSummary } from "#app/current-summary.ts";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
@@ -105,7 +105,7 @@ export function createMcpServer(options: McpOptions): Server {
       input: rememberFields(MemoryEvent),
       described: rememberFields(MemoryEventObject),
       call: async ({ subject, events }) => {
-        const outcome = await appendEvents(
+        const outcome = await appendValidEvents(
           deps,
           subjectOf(subject),
           events.map(({ sequence: _sequence, ...event }) => event),
