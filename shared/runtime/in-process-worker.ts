@@ -84,7 +84,8 @@ export function restAfterConsolidation(tookMs: number, load: LoadReading): numbe
  * the embedded store): it consumes the store's queue and runs a sweep at start and every
  * `sweepEveryMs`, so a rebuild a write requests is built and published without anything else
  * running. One consolidation at a time (the embedded store has one writer per process): the queue's
- * messages and those asked for with `consolidate` take turns. `ack` outcomes are acknowledged,
+ * messages and those asked for with `consolidate` take turns. A message that only appends
+ * overtook is built at the subject's newest high water (`newest`). `ack` outcomes are acknowledged,
  * `retry` ones released for another try later (dead-lettered after the queue's maximum receives).
  */
 export class InProcessWorker {
@@ -181,12 +182,23 @@ export class InProcessWorker {
     }
   }
 
-  /** A subject's high water; null when it could not be read. */
-  private async highWater(subject: string): Promise<number | null> {
+  /**
+   * What to build for a queued snapshot: the subject's newest snapshot when only appends came after
+   * it (the same epoch and alias, a higher high water), else the message as it is. This queue holds
+   * this process's own requests (appends, the sweep, `requestWhatFollowed`), so building the newest
+   * covers what the next request would ask for: after a burst, one build per subject, not two.
+   */
+  private async newest(queued: Snapshot): Promise<Snapshot> {
     try {
-      return (await this.deps.events.snapshot(subject)).highWater;
+      const now = await this.deps.events.snapshot(queued.subject);
+      return now.highWater > queued.highWater &&
+        now.inputEpoch === queued.inputEpoch &&
+        sameAlias(now.expectedAlias, queued.expectedAlias)
+        ? now
+        : queued;
     } catch {
-      return null;
+      // Not a snapshot (the use case acknowledges it as poison), or the store failed: as queued.
+      return queued;
     }
   }
 
@@ -243,13 +255,13 @@ export class InProcessWorker {
       }
       for (const message of messages) {
         let outcome: WorkOutcome;
-        // Requests' load and writes over the consolidation, when it runs off this thread (one here
-        // would count as the requests' load).
+        // Requests' load over the consolidation, when it runs off this thread (one here would count
+        // as the requests' load).
         const load = this.consolidations.offThread ? (this.options.load ?? measureLoad)() : null;
         const started = performance.now();
-        const before = load ? await this.highWater(message.body.subject) : null;
+        const snapshot = await this.newest(message.body);
         try {
-          outcome = await this.inTurn(() => this.consolidations.work(message.body));
+          outcome = await this.inTurn(() => this.consolidations.work(snapshot));
         } catch (error) {
           // The consolidation thread died under it: the message comes back for another try.
           this.options.log(
@@ -258,22 +270,28 @@ export class InProcessWorker {
           await queue.release(message.receipt);
           continue;
         }
-        this.options.log(
-          `worker: ${message.body.subject} at ${message.body.highWater}: ${describeOutcome(outcome)}`,
-        );
+        this.options.log(`worker: ${snapshot.subject} at ${snapshot.highWater}: ${describeOutcome(outcome)}`);
         if (outcome.action === "ack") await queue.ack(message.receipt);
         else await queue.release(message.receipt);
         const after =
           outcome.action === "ack" && outcome.status !== "poison"
-            ? await this.requestWhatFollowed(message.body)
+            ? await this.requestWhatFollowed(snapshot)
             : null;
         // Writes came while it was built: a burst is under way, and the summary is behind already.
-        const overtaken = before !== null && after !== null && after > before;
+        const overtaken = after !== null && after > snapshot.highWater;
         const rest = load && overtaken ? restAfterConsolidation(performance.now() - started, load()) : 0;
         if (rest > 0 && !this.stopped) await this.rest(rest);
       }
     }
   }
+}
+
+function sameAlias(a: Snapshot["expectedAlias"], b: Snapshot["expectedAlias"]): boolean {
+  return (
+    a?.parentArtifactId === b?.parentArtifactId &&
+    a?.sourceEpoch === b?.sourceEpoch &&
+    a?.coversThrough === b?.coversThrough
+  );
 }
 
 /** An outcome in one phrase: `PUBLISHED <id>`, `refused (<why>)`, `dropped: <why>`. */

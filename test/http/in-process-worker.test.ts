@@ -91,6 +91,34 @@ describe("the in-process consolidation worker", () => {
     await expect.poll(async () => (await deps.events.snapshot("eve")).expectedAlias?.coversThrough).toBe(60);
   });
 
+  it("a queued snapshot that appends overtook before its turn is built at the newest high water: one build, not two", async () => {
+    const deps = depsOnFreshStore();
+    // Queued at 5; the 55 after it ask for nothing more (one is pending).
+    await appendEvents(deps, "jo", factsBatch(1, 5));
+    expect((await appendEvents(deps, "jo", factsBatch(6, 60))).rebuildRequested).toBe(false);
+    const built: number[] = [];
+    const lines: string[] = [];
+    const worker = await InProcessWorker.start(deps, {
+      log: (line) => lines.push(line),
+      sweepEveryMs: 3_600_000,
+      consolidations: {
+        work: async (body) => {
+          built.push((body as Snapshot).highWater);
+          return workOnMessage(deps, body);
+        },
+        close: async () => undefined,
+      },
+    });
+    opened.push(worker);
+    await expect.poll(async () => (await deps.events.snapshot("jo")).expectedAlias?.coversThrough).toBe(60);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The start-up sweep's snapshot at 60 on no alias comes next, and is dropped: the alias moved.
+    expect(built[0]).toBe(60);
+    expect(lines.filter((line) => line.includes(": PUBLISHED "))).toEqual([
+      expect.stringMatching(/^worker: jo at 60: PUBLISHED summary:jo:000060:/),
+    ]);
+  });
+
   it("a snapshot of the same events on an older alias (the sweep's, queued first) is dropped, and the one asked for after the publish is built", async () => {
     const deps = depsOnFreshStore();
     // Queued before the worker starts: a rebuild at 5; the 55 after it ask for none (one is pending).
