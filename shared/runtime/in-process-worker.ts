@@ -193,7 +193,8 @@ export class InProcessWorker {
       const now = await this.deps.events.snapshot(queued.subject);
       return now.highWater > queued.highWater &&
         now.inputEpoch === queued.inputEpoch &&
-        sameAlias(now.expectedAlias, queued.expectedAlias)
+        // An alias is its artifact (as in the queue's dedup id): the same id, the same alias.
+        now.expectedAlias?.parentArtifactId === queued.expectedAlias?.parentArtifactId
         ? now
         : queued;
     } catch {
@@ -204,12 +205,8 @@ export class InProcessWorker {
 
   /** Waits `ms` unless the worker stops first; a wake does not end it. */
   private async rest(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.endRest = () => {
-        clearTimeout(timer);
-        resolve();
-      };
+    await delay(ms, (end) => {
+      this.endRest = end;
     });
     this.endRest = null;
   }
@@ -243,12 +240,8 @@ export class InProcessWorker {
       }
       if (messages.length === 0) {
         if (this.woken) continue;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollEveryMs ?? 250);
-          this.wakeUp = () => {
-            clearTimeout(timer);
-            resolve();
-          };
+        await delay(this.options.pollEveryMs ?? 250, (end) => {
+          this.wakeUp = end;
         });
         this.wakeUp = null;
         continue;
@@ -286,12 +279,15 @@ export class InProcessWorker {
   }
 }
 
-function sameAlias(a: Snapshot["expectedAlias"], b: Snapshot["expectedAlias"]): boolean {
-  return (
-    a?.parentArtifactId === b?.parentArtifactId &&
-    a?.sourceEpoch === b?.sourceEpoch &&
-    a?.coversThrough === b?.coversThrough
-  );
+/** Waits `ms`; `onStart` receives a function that ends the wait at once. */
+function delay(ms: number, onStart: (end: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    onStart(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /** An outcome in one phrase: `PUBLISHED <id>`, `refused (<why>)`, `dropped: <why>`. */

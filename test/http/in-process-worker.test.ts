@@ -6,10 +6,13 @@ import { appendEvents } from "#app/append.ts";
 import { workOnMessage } from "#app/worker.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 import { depsOverStore, factsBatch, temporaryStore } from "#harness/pipeline-builders.ts";
-import type { Consolidations } from "#runtime/in-process-worker.ts";
-import { InProcessWorker, MAX_REST_MS, restAfterConsolidation } from "#runtime/in-process-worker.ts";
-import type { LoadReading } from "#runtime/machine-load.ts";
-import { measureLoad } from "#runtime/machine-load.ts";
+import {
+  type Consolidations,
+  InProcessWorker,
+  MAX_REST_MS,
+  restAfterConsolidation,
+} from "#runtime/in-process-worker.ts";
+import { type LoadReading, measureLoad } from "#runtime/machine-load.ts";
 
 const opened: Array<{ stop(): Promise<void> } | SqliteStore> = [];
 afterEach(async () => {
@@ -17,6 +20,10 @@ afterEach(async () => {
     if (thing instanceof SqliteStore) thing.close();
     else await thing.stop();
 });
+
+/** Reads what the subject's summary covers (for `expect.poll`). */
+const coverage = (deps: ReturnType<typeof depsOnFreshStore>, subject: string) => async () =>
+  (await deps.events.snapshot(subject)).expectedAlias?.coversThrough;
 
 function depsOnFreshStore() {
   const store = temporaryStore("worker");
@@ -32,7 +39,7 @@ describe("the in-process consolidation worker", () => {
     opened.push(worker);
     expect((await appendEvents(deps, "ana", factsBatch(1, 5))).rebuildRequested).toBe(true);
     worker.wake();
-    await expect.poll(async () => (await deps.events.snapshot("ana")).expectedAlias?.coversThrough).toBe(5);
+    await expect.poll(coverage(deps, "ana")).toBe(5);
     expect(lines).toContainEqual(expect.stringMatching(/^worker: ana at 5: PUBLISHED summary:/));
   });
 
@@ -47,7 +54,7 @@ describe("the in-process consolidation worker", () => {
     // Idle and waiting out an hour's poll: only the queue's call can wake it.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await appendEvents(deps, "cy", factsBatch(1, 5))).rebuildRequested).toBe(true);
-    await expect.poll(async () => (await deps.events.snapshot("cy")).expectedAlias?.coversThrough).toBe(5);
+    await expect.poll(coverage(deps, "cy")).toBe(5);
   });
 
   it("a consolidation asked for takes its turn with the queue's: its snapshot sees what the queue published, so nothing is built twice or refused", async () => {
@@ -88,7 +95,7 @@ describe("the in-process consolidation worker", () => {
     opened.push(worker);
     await appendEvents(deps, "eve", factsBatch(1, 5));
     worker.wake();
-    await expect.poll(async () => (await deps.events.snapshot("eve")).expectedAlias?.coversThrough).toBe(60);
+    await expect.poll(coverage(deps, "eve")).toBe(60);
   });
 
   it("a queued snapshot that appends overtook before its turn is built at the newest high water: one build, not two", async () => {
@@ -110,7 +117,7 @@ describe("the in-process consolidation worker", () => {
       },
     });
     opened.push(worker);
-    await expect.poll(async () => (await deps.events.snapshot("jo")).expectedAlias?.coversThrough).toBe(60);
+    await expect.poll(coverage(deps, "jo")).toBe(60);
     await new Promise((resolve) => setTimeout(resolve, 100));
     // The start-up sweep's snapshot at 60 on no alias comes next, and is dropped: the alias moved.
     expect(built[0]).toBe(60);
@@ -132,9 +139,7 @@ describe("the in-process consolidation worker", () => {
       sweepEveryMs: 3_600_000,
     });
     opened.push(worker);
-    await expect
-      .poll(async () => (await deps.events.snapshot("ida")).expectedAlias?.coversThrough, { timeout: 5_000 })
-      .toBe(60);
+    await expect.poll(coverage(deps, "ida"), { timeout: 5_000 }).toBe(60);
     expect(lines).toContainEqual(expect.stringMatching(/^worker: ida at 60: dropped: the alias moved/));
   });
 
@@ -170,8 +175,8 @@ describe("the in-process consolidation worker", () => {
     /**
      * A worker whose consolidations take `tookMs` at least and run "off thread" (as `memgate
      * serve`'s do) unless `here`, over a load meter that answers `load`; two subjects wait in the
-     * queue when it starts, and with `writes` 55 events come to the first one's subject while it is built. Answers
-     * the first two consolidations' spans once both subjects are covered.
+     * queue when it starts, and with `writes` 55 events come to the first one's subject while it
+     * is built. Answers the first two consolidations' spans once both subjects are covered.
      */
     async function twoConsolidations(
       load: LoadReading,
@@ -208,11 +213,7 @@ describe("the in-process consolidation worker", () => {
       });
       opened.push(worker);
       for (const subject of ["fay", "gus"])
-        await expect
-          .poll(async () => (await deps.events.snapshot(subject)).expectedAlias?.coversThrough, {
-            timeout: 5_000,
-          })
-          .toBeGreaterThanOrEqual(5);
+        await expect.poll(coverage(deps, subject), { timeout: 5_000 }).toBeGreaterThanOrEqual(5);
       const [first, second] = spans;
       if (!first || !second) throw new Error("two consolidations expected");
       return { gap: second.start - first.end, took: first.end - first.start, measured };
@@ -260,11 +261,7 @@ describe("the in-process consolidation worker", () => {
           close: async () => undefined,
         },
       });
-      await expect
-        .poll(async () => (await deps.events.snapshot("hal")).expectedAlias?.coversThrough, {
-          timeout: 5_000,
-        })
-        .toBe(5);
+      await expect.poll(coverage(deps, "hal"), { timeout: 5_000 }).toBe(5);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const stopping = performance.now();
       await worker.stop();
