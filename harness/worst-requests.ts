@@ -2,7 +2,7 @@
 // its size limit, built to cost the server the most, and the same shapes around each limit.
 // bench/healthz-under-worst.ts runs the worst against `memgate serve`; test/http/cost-ratio-fuzz.test.ts
 // compares the cost of requests at and over each limit with a plain append's.
-import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS } from "#app/recall-options.ts";
+import { MAX_QUERY_CHARACTERS } from "#app/recall-options.ts";
 import { MAX_EXPONENT, MAX_QUANTITY_CHARACTERS, MAX_SIGNIFICANT_DIGITS } from "#domain/quantity.ts";
 import { LIMITS, MAX_TEXT_BYTES } from "#domain/schemas.ts";
 import { MAX_EVENTS_PER_REQUEST, MAX_REQUEST_BYTES } from "#runtime/settings.ts";
@@ -145,12 +145,15 @@ export function plainAppendBody(n: number): string {
   return JSON.stringify({ events: [{ eventId: `plain-${n}`, kind: "note", text: `Plain note ${n}.` }] });
 }
 
+/** The most words the worst query holds: as many as fit its longest length with their spaces. */
+export const WORST_QUERY_WORDS = 96;
+
 /**
- * A recall query of `words` words in `length` characters (the longest allowed: 16 in 256): common
- * words of the large subject's log (each matching many of its cold events), then long ones that
- * match none, the last padded to the length.
+ * A recall query of `words` words in `length` characters (the longest allowed: 1,000 characters):
+ * common words of the large subject's log (each matching many of its cold events, the ones the
+ * search keeps last), then long ones that match none, the last padded to the length.
  */
-export function sizedQuery(words = MAX_QUERY_WORDS, length = MAX_QUERY_CHARACTERS): string {
+export function sizedQuery(words = WORST_QUERY_WORDS, length = MAX_QUERY_CHARACTERS): string {
   const common = ["chatted", "topic", "team", "follow", "ticket", "item", "costs", "usd"];
   const all = Array.from({ length: words }, (_, k) => common[k] ?? `unmatchedsearchword${k}`);
   return padded(all.join(" "), length, "q");

@@ -15,3 +15,9 @@ declare module "wink-porter2-stemmer" {
   const stem: (word: string) => string;
   export default stem;
 }
+declare module "stopword" {
+  /** English stopwords (108 words). */
+  export const eng: string[];
+  /** Chinese stopwords (single characters). */
+  export const zho: string[];
+}

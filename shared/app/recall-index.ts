@@ -1,18 +1,26 @@
 import MiniSearch from "minisearch";
 import { z } from "zod";
 import type { ChecklistEntry, GateContext } from "#domain/gate/index.ts";
-import type { ConsolidationOutput, MemoryEvent } from "#domain/schemas.ts";
+import type { Claim, ConsolidationOutput, MemoryEvent, PendingItem, ValueData } from "#domain/schemas.ts";
+import {
+  MAX_SEARCH_TERMS,
+  type SearchDocument,
+  type SearchHit,
+  SearchIndex,
+  SerializedSearchIndex,
+} from "#domain/search-index.ts";
 import { parseStrictJsonPaced } from "#domain/strict-json.ts";
 import type { Pause } from "#ports/time.ts";
 
 /**
  * What recall needs of an artifact beyond its body, built once when the artifact is generated and
  * stored write-once beside it: which claims keep must-preserve items (as the gate judged them:
- * they come first under a token budget) and a full-text index of the cold layer (the `coldRefs`
- * and every other valid input no claim or pending item derives from) with its size, so a recall
- * says how many inputs stay cold, and one with `query` searches the index and never scans the log.
+ * they come first under a token budget), how many inputs stay cold, and the search a query runs.
+ * Version 2 ranks a question's words over the claims, the pending items and the cold layer
+ * (CONTRACT §5 "Search"); version 1 (artifacts built before it) searched the cold layer alone,
+ * with MiniSearch, and is still read. A recall with `query` searches the index and never scans the log.
  */
-export const RecallIndex = z.object({
+const RecallIndexV1 = z.object({
   version: z.literal(1),
   /** Indexes into `claims` of the claims that keep a must-preserve item, in claim order. */
   mustPreserveClaims: z.array(z.number().int().nonnegative()),
@@ -24,19 +32,29 @@ export const RecallIndex = z.object({
    */
   coldInputs: z.number().int().nonnegative().optional(),
 });
+const RecallIndexV2 = z.object({
+  version: z.literal(2),
+  mustPreserveClaims: z.array(z.number().int().nonnegative()),
+  coldInputs: z.number().int().nonnegative(),
+  /**
+   * The serialised `SearchIndex` (JSON text, parsed on the first query): claims as `#c<index>`,
+   * pending items as `#p<index>` (ids no event can have), cold events by their event id.
+   */
+  search: z.string(),
+});
+export const RecallIndex = z.discriminatedUnion("version", [RecallIndexV1, RecallIndexV2]);
 export type RecallIndex = z.infer<typeof RecallIndex>;
 
-const SEARCH_OPTIONS = {
-  idField: "eventId",
-  fields: ["text", "keys"],
-  // A fifth of a word's letters may differ, at most two: a long word's fuzzy walk over the terms
-  // grows with its edit distance (a 256-character query of long words took tens of milliseconds).
-  searchOptions: { prefix: true, fuzzy: 0.2, maxFuzzy: 2, combineWith: "AND" as const },
-};
+/** The search document id of a summary's claim or pending item (`#` starts no event id). */
+export const claimDocument = (index: number) => `#c${index}`;
+export const pendingDocument = (index: number) => `#p${index}`;
 
 /**
  * Builds the index of a gate-passed candidate from the context and the checklist of the very check
- * that passed it (the gate is not run again).
+ * that passed it (the gate is not run again). Searched: each claim (its text, its value, its key and
+ * scope, and who wrote its sources), each pending item, and each cold event (its text and text
+ * values, its assertions' keys and scopes, its source, and the texts of the valid inputs just
+ * before and after it in the log as context).
  */
 export function buildRecallIndex(
   context: GateContext,
@@ -48,28 +66,71 @@ export function buildRecallIndex(
     const match = keptBy === null ? null : /^claims\[(\d+)\]/.exec(keptBy);
     if (match?.[1] !== undefined) mustPreserveClaims.add(Number(match[1]));
   }
-  const byId = new Map<string, MemoryEvent>(
-    context.selection.validInputs.map((event) => [event.eventId, event]),
-  );
-  const search = new MiniSearch(SEARCH_OPTIONS);
+  const inputs = context.selection.validInputs;
+  const position = new Map<string, number>(inputs.map((event, i) => [event.eventId, i]));
+  const sourcesOf = (ids: readonly string[]) =>
+    [...new Set(ids.flatMap((id) => inputs[position.get(id) ?? -1]?.source ?? []))].join(" ");
+  const documents: SearchDocument[] = [
+    ...body.claims.map((claim, i) => ({ id: claimDocument(i), fields: claimFields(claim, sourcesOf) })),
+    ...body.pending.map((item, i) => ({ id: pendingDocument(i), fields: pendingFields(item, sourcesOf) })),
+  ];
   const seen = new Set<string>();
-  const uncited = uncitedInputs(body, context.selection.validInputs);
+  const uncited = uncitedInputs(body, inputs);
   for (const id of [...body.coldRefs, ...uncited.map((event) => event.eventId)]) {
-    const event = byId.get(id);
-    if (!event || seen.has(id)) continue;
+    const at = position.get(id);
+    if (at === undefined || seen.has(id)) continue;
     seen.add(id);
-    search.add({
-      eventId: id,
-      text: event.text ?? "",
-      keys: (event.assertions ?? []).map((a) => `${a.key} ${a.scope}`).join(" "),
+    const event = inputs[at] as MemoryEvent;
+    const around = [inputs[at - 1], inputs[at + 1]].flatMap((neighbour) =>
+      neighbour ? [eventText(neighbour)] : [],
+    );
+    documents.push({
+      id,
+      fields: {
+        text: eventText(event),
+        keys: (event.assertions ?? []).map((a) => `${a.key} ${a.scope}`).join(" "),
+        ...(event.source === undefined ? {} : { source: event.source }),
+        context: around.join(" "),
+      },
     });
   }
   return {
-    version: 1,
+    version: 2,
     mustPreserveClaims: [...mustPreserveClaims].sort((a, b) => a - b),
-    cold: JSON.stringify(search),
     coldInputs: uncited.length,
+    search: JSON.stringify(SearchIndex.build(documents)),
   };
+}
+
+/** An event's words: its text and its text values. */
+function eventText(event: MemoryEvent): string {
+  const values = (event.assertions ?? []).flatMap((a) => ("text" in a.value ? [a.value.text] : []));
+  return [event.text ?? "", ...values].join(" ");
+}
+
+function claimFields(claim: Claim, sourcesOf: (ids: readonly string[]) => string): SearchDocument["fields"] {
+  return {
+    text: [claim.text ?? "", valueWords(claim.value)].join(" "),
+    keys: `${claim.key} ${claim.scope}`,
+    source: sourcesOf(claim.derivedFrom),
+  };
+}
+
+function pendingFields(
+  item: PendingItem,
+  sourcesOf: (ids: readonly string[]) => string,
+): SearchDocument["fields"] {
+  return { text: item.text, source: sourcesOf(item.derivedFrom) };
+}
+
+/** A value as words: a text as written, a quantity with its unit, a date, an entity, scopes. */
+function valueWords(value: ValueData): string {
+  if ("text" in value) return value.text;
+  if ("bool" in value) return "";
+  if ("quantity" in value) return `${value.quantity} ${value.unit ?? ""}`;
+  if ("date" in value) return value.date;
+  if ("entity" in value) return value.entity;
+  return value.scopes.join(" ");
 }
 
 /** The valid inputs no claim or pending item of `body` derives from (CONTRACT §2: the cold layer). */
@@ -81,55 +142,68 @@ export function uncitedInputs<E extends MemoryEvent>(
   return validInputs.filter((event) => !cited.has(event.eventId));
 }
 
-/** The cold layer's search, loaded from the index (once per artifact: see `ServedArtifacts`). */
-export function loadColdSearch(index: RecallIndex): MiniSearch {
-  return MiniSearch.loadJSON(index.cold, SEARCH_OPTIONS);
+/** A served artifact's search, loaded once from its recall index (see `ServedIndex`). */
+export interface RecallSearch {
+  /**
+   * The best `limit` documents for `query`, best first: claims (`#c<index>`), pending items
+   * (`#p<index>`) and cold events (their ids), pausing between query words.
+   */
+  search(query: string, limit: number, pause: Pause): Promise<SearchHit[]>;
 }
 
 /**
- * `loadColdSearch` a step at a time (`pause` between the serialised index's parts, MiniSearch
- * yielding between its terms), for a serving thread: the same search. A serialised index it
- * cannot read is loaded whole, so it fails with MiniSearch's own error.
+ * The index's search, loaded a step at a time (the serialised index parsed with pauses, for a
+ * serving thread). A version 1 index answers as its MiniSearch index of cold events, its words
+ * combined with OR (each a fuzzy prefix search, at most MAX_SEARCH_TERMS of them).
  */
-export async function loadColdSearchPaced(index: RecallIndex, pause: Pause): Promise<MiniSearch> {
-  const parsed = await parseStrictJsonPaced(index.cold, pause);
-  if (!parsed.ok) return loadColdSearch(index);
-  return MiniSearch.loadJSAsync(parsed.value as Parameters<typeof MiniSearch.loadJSAsync>[0], SEARCH_OPTIONS);
-}
-
-/**
- * The cold events matching `query`, best first, at most `limit` event ids: one query word at a
- * time, pausing between words (a serving thread's other requests run there). The events
- * every word matches, ranked by the sum of each word's score, as MiniSearch combines words with
- * AND (its final score multiplies that sum by the number of words, which changes no order). A
- * word no cold event matches ends the search.
- */
-export async function searchColdPaced(
-  search: MiniSearch,
-  query: string,
-  limit: number,
-  pause: Pause,
-): Promise<string[]> {
-  const words = (MiniSearch.getDefault("tokenize") as (text: string) => string[])(query).filter(
-    (word) => word !== "",
-  );
-  let matched: Map<string, number> | null = null;
-  for (const word of words) {
-    await pause();
-    const scores = new Map<string, number>();
-    for (const hit of search.search(word)) {
-      const id = String(hit.id);
-      if (matched === null) scores.set(id, hit.score);
-      else {
-        const before = matched.get(id);
-        if (before !== undefined) scores.set(id, before + hit.score);
-      }
-    }
-    matched = scores;
-    if (matched.size === 0) return [];
+export async function loadRecallSearch(index: RecallIndex, pause: Pause): Promise<RecallSearch> {
+  if (index.version === 2) {
+    const parsed = await parseStrictJsonPaced(index.search, pause);
+    const search = SearchIndex.load(
+      SerializedSearchIndex.parse(parsed.ok ? parsed.value : JSON.parse(index.search)),
+    );
+    return {
+      async search(query, limit, pausing) {
+        const steps = search.searchSteps(query, limit);
+        for (;;) {
+          const step = steps.next();
+          if (step.done) return step.value;
+          await pausing();
+        }
+      },
+    };
   }
-  return [...(matched ?? new Map<string, number>())]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, limit)
-    .map(([id]) => id);
+  const parsed = await parseStrictJsonPaced(index.cold, pause);
+  const cold = parsed.ok
+    ? await MiniSearch.loadJSAsync(
+        parsed.value as Parameters<typeof MiniSearch.loadJSAsync>[0],
+        V1_SEARCH_OPTIONS,
+      )
+    : MiniSearch.loadJSON(index.cold, V1_SEARCH_OPTIONS);
+  return {
+    async search(query, limit, pausing) {
+      const words = (MiniSearch.getDefault("tokenize") as (text: string) => string[])(query)
+        .filter((word) => word !== "")
+        .slice(0, MAX_SEARCH_TERMS);
+      const scores = new Map<string, number>();
+      for (const word of words) {
+        await pausing();
+        for (const hit of cold.search(word))
+          scores.set(String(hit.id), (scores.get(String(hit.id)) ?? 0) + hit.score);
+      }
+      return [...scores]
+        .map(([id, score]) => ({ id, score }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit);
+    },
+  };
 }
+
+/** How version 1 indexes were built (MiniSearch over the cold events' text and keys). */
+const V1_SEARCH_OPTIONS = {
+  idField: "eventId",
+  fields: ["text", "keys"],
+  // A fifth of a word's letters may differ, at most two: a long word's fuzzy walk over the terms
+  // grows with its edit distance (a 256-character query of long words took tens of milliseconds).
+  searchOptions: { prefix: true, fuzzy: 0.2, maxFuzzy: 2 },
+};

@@ -5,16 +5,12 @@ import type { RecallOptions } from "./recall.ts";
 export const MAX_RECALL_BUDGET = 100_000_000;
 
 /**
- * CONTRACT §1 "Sizes": a query's cost grows with its words (each one a fuzzy prefix search over the
- * cold index) and their length; these bounds keep one recall's search within a bounded amount of work.
+ * CONTRACT §1 "Sizes": a query is a question as an agent writes it; its cost grows with its length
+ * (reading it into terms) and with the terms searched, at most MAX_SEARCH_TERMS (the most
+ * informative: a longer question is cut, never refused). This bound keeps one recall's search
+ * within a bounded amount of work.
  */
-export const MAX_QUERY_CHARACTERS = 256;
-export const MAX_QUERY_WORDS = 16;
-
-/** The words of a query as the search reads them: runs of letters or digits. */
-export function queryWords(query: string): number {
-  return query.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
-}
+export const MAX_QUERY_CHARACTERS = 1000;
 
 /**
  * Recall's options as the command line and the HTTP query string give them (text): one schema,
@@ -38,9 +34,6 @@ export const RecallQuery = z
     query: z
       .string()
       .max(MAX_QUERY_CHARACTERS, { error: `is at most ${MAX_QUERY_CHARACTERS} characters` })
-      .refine((query) => queryWords(query) <= MAX_QUERY_WORDS, {
-        error: `holds at most ${MAX_QUERY_WORDS} words; search for fewer`,
-      })
       .optional(),
     cursor: z.string().max(200, { error: "is not a cursor memgate issued" }).optional(),
     format: z.enum(["json", "text"], { error: 'must be "json" or "text"' }).optional(),

@@ -3,21 +3,24 @@ import { keyScope, positionKey } from "#domain/conflicts.ts";
 import { latestReadingIn, ReadingRules } from "#domain/readings.ts";
 import type {
   Claim,
+  ConflictRef,
   ConsolidationOutput,
   MemoryEvent,
+  PendingItem,
   Polarity,
   SequencedEvent,
   Snapshot,
   ValueData,
 } from "#domain/schemas.ts";
+import type { SearchHit } from "#domain/search-index.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { canonicalValue } from "#domain/values.ts";
 import { InputError } from "#ports/errors.ts";
-import { neverPause } from "#ports/time.ts";
+import { neverPause, type Pause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
-import { searchColdPaced } from "./recall-index.ts";
+import { claimDocument, pendingDocument } from "./recall-index.ts";
 import {
   type RecallSection,
   type RecallSectionItems,
@@ -141,8 +144,10 @@ export const RECALL_PAGE_EVENTS = 1000;
  * (64 assertions of 16 KiB), so a page is bounded by its size as well as by its count.
  */
 export const RECALL_PAGE_BYTES = 5 * 1024 * 1024;
-/** At most this many cold events matching a query. */
+/** Without a budget, at most this many cold events matching a query (the claims are all served). */
 export const RECALL_COLD_MATCHES = 20;
+/** Under a budget, at most this many of a query's best documents are offered (claims and cold events). */
+export const RECALL_RANKED_HITS = 200;
 
 const NOTHING_OMITTED: Recall["omitted"] = {
   claims: 0,
@@ -395,7 +400,7 @@ async function select(
           unresolvedConflicts: body.body.unresolvedConflicts.filter((c) => inScope(options.scope, c.scope))
             .length,
           summary: body.body.summary !== "",
-          cold: options.query === undefined ? 0 : RECALL_COLD_MATCHES,
+          cold: options.query === undefined ? 0 : budget.limited ? RECALL_RANKED_HITS : RECALL_COLD_MATCHES,
           // A skipped event's note is counted when the page meets it.
           oversized: [],
         }
@@ -403,18 +408,30 @@ async function select(
     alias.coversThrough < snapshot.highWater,
   );
   // Each part's tokens in this rendering, counted once per artifact.
-  const tokens = await body.tokens(budget.measure, deps.pause ?? neverPause);
-  const parts = serveWithin(budget, body, tokens, options.scope, index?.mustPreserveClaims ?? new Set());
+  const pause = deps.pause ?? neverPause;
+  const tokens = await body.tokens(budget.measure, pause);
+  const hits = await rankedHits(index, options, budget.limited, pause);
+  const parts = new SummaryParts(
+    budget,
+    body,
+    tokens,
+    options.scope,
+    index?.mustPreserveClaims ?? new Set(),
+    hits,
+  );
+  parts.first();
+  const cold = hits === null ? NO_MATCHES : await parts.hits(deps, snapshot);
+  parts.summary();
   const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail", true);
-  const cold = await coldMatches(deps, snapshot, index, options, budget);
+  parts.rest();
   return {
     ...frame,
     reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}`,
-    ...parts.parts,
+    ...parts.served(),
     tail: page.events,
     cold: cold.events,
     earlierReadings: page.earlierReadings,
-    omitted: { ...parts.omitted, cold: cold.omitted, oversized: page.oversized },
+    omitted: { ...parts.omitted(), cold: cold.omitted, oversized: page.oversized },
     nextCursor: page.nextCursor,
     servedTokens: budget.served,
   };
@@ -463,64 +480,154 @@ function reserveFrame(
   budget.reserve(tokens, continued);
 }
 
-/** The summary's parts in budget order (see `recall`), restored to the artifact's own order. */
-function serveWithin(
-  budget: TokenBudget,
-  served: ServedBody,
-  tokens: PartTokens,
-  scope: string | undefined,
-  mustPreserveClaims: ReadonlySet<number>,
-) {
-  const { body } = served;
-  const claims = body.claims
-    .map((claim, index) => ({ claim, index }))
-    .filter((c) => inScope(scope, c.claim.scope));
-  const first = claims.filter((c) => mustPreserveClaims.has(c.index));
-  const rest = claims.filter((c) => !mustPreserveClaims.has(c.index));
-  const takeClaim = (c: { claim: Claim; index: number }) =>
-    budget.take("claims", c.claim, tokens.claims[c.index]);
-  const keptFirst = first.filter(takeClaim);
-  const pending = body.pending.filter((item, i) => budget.take("tasks", item, tokens.pending[i]));
-  const conflicts = body.unresolvedConflicts
-    .map((conflict, index) => ({ conflict, index }))
-    .filter((c) => inScope(scope, c.conflict.scope));
-  const keptConflicts = conflicts
-    .filter((c) => budget.take("conflicts", c.conflict, tokens.unresolvedConflicts[c.index]))
-    .map((c) => c.conflict);
-  const keptRest = rest.filter(takeClaim);
-  const summary = budget.take("summary", body.summary, tokens.summary) ? body.summary : null;
-  const kept = [...keptFirst, ...keptRest].sort((a, b) => a.index - b.index).map((c) => c.claim);
-  return {
-    parts: { claims: kept, pending, unresolvedConflicts: keptConflicts, summary },
-    omitted: {
-      claims: claims.length - kept.length,
-      pending: body.pending.length - pending.length,
-      unresolvedConflicts: conflicts.length - keptConflicts.length,
-      summary: summary === null,
-    },
-  };
-}
+const NO_MATCHES = { events: [] as SequencedEvent[], omitted: 0 };
 
-/** Cold events matching the query (from the artifact's index, never a scan), within the budget. */
-async function coldMatches(
-  deps: Pick<Deps, "events" | "pause">,
-  snapshot: Snapshot,
+/**
+ * A query's best documents (claims, pending items, cold events), best first: null without a
+ * query or an index. Under a budget the best RECALL_RANKED_HITS are offered, the budget deciding
+ * how many are served; without one, every claim is served and the best cold events up to
+ * RECALL_COLD_MATCHES.
+ */
+async function rankedHits(
   index: ServedIndex | null,
   options: RecallOptions,
-  budget: TokenBudget,
-): Promise<{ events: SequencedEvent[]; omitted: number }> {
-  if (index === null || options.query === undefined || options.query.trim() === "")
-    return { events: [], omitted: 0 };
-  const pause = deps.pause ?? neverPause;
-  const ids = await searchColdPaced(await index.search(pause), options.query, RECALL_COLD_MATCHES, pause);
-  if (ids.length === 0) return { events: [], omitted: 0 };
-  const stored = await deps.events.eventsById(snapshot.subject, ids);
-  const matches = ids
-    .map((id) => stored.get(id)?.event)
-    .filter((event): event is SequencedEvent => event !== undefined && eventInScope(options.scope, event));
-  const events = matches.filter((event) => budget.take("matches", event));
-  return { events, omitted: matches.length - events.length };
+  limited: boolean,
+  pause: Pause,
+): Promise<SearchHit[] | null> {
+  if (index === null || options.query === undefined || options.query.trim() === "") return null;
+  const search = await index.search(pause);
+  const hits = await search.search(options.query, RECALL_RANKED_HITS, pause);
+  if (limited) return hits;
+  const cold = hits.filter((hit) => !hit.id.startsWith("#")).slice(0, RECALL_COLD_MATCHES);
+  const kept = new Set(cold.map((hit) => hit.id));
+  return hits.filter((hit) => hit.id.startsWith("#") || kept.has(hit.id));
 }
+
+/**
+ * The summary's parts served within the budget, in the budget's order (CONTRACT §6): the claims
+ * that keep must-preserve items, the pending items, the unresolved conflicts (`first`); without a
+ * query, the other claims and the summary, then the tail; with a query, the other claims and the
+ * cold events by relevance (`hits`), the summary, the tail, then the claims the query did not
+ * reach (`rest`). Within the first two groups a query's hits come first. What is served is restored
+ * to the artifact's own order; a served cold event keeps its rank.
+ */
+class SummaryParts {
+  private readonly claims: Array<{ claim: Claim; index: number }>;
+  private readonly rank = new Map<string, number>();
+  private readonly keptClaims = new Set<number>();
+  private readonly offeredClaims = new Set<number>();
+  private keptPending: Array<{ item: PendingItem; index: number }> = [];
+  private keptConflicts: ConflictRef[] = [];
+  private conflictCount = 0;
+  private keptSummary = false;
+
+  constructor(
+    private readonly budget: TokenBudget,
+    private readonly artifact: ServedBody,
+    private readonly tokens: PartTokens,
+    private readonly scope: string | undefined,
+    private readonly mustPreserve: ReadonlySet<number>,
+    private readonly ranked: readonly SearchHit[] | null,
+  ) {
+    this.claims = artifact.body.claims
+      .map((claim, index) => ({ claim, index }))
+      .filter((c) => inScope(scope, c.claim.scope));
+    ranked?.forEach((hit, i) => this.rank.set(hit.id, i));
+  }
+
+  /** Items a query reached first (by rank), then the others in the artifact's order. */
+  private byRank<T extends { index: number }>(items: readonly T[], id: (index: number) => string): T[] {
+    if (this.ranked === null) return [...items];
+    const rankOf = (item: T) => this.rank.get(id(item.index)) ?? Number.POSITIVE_INFINITY;
+    return [...items].sort((a, b) => rankOf(a) - rankOf(b) || a.index - b.index);
+  }
+
+  private offerClaim(c: { claim: Claim; index: number }): void {
+    this.offeredClaims.add(c.index);
+    if (this.budget.take("claims", c.claim, this.tokens.claims[c.index])) this.keptClaims.add(c.index);
+  }
+
+  first(): void {
+    const { body } = this.artifact;
+    const mustPreserve = this.claims.filter((c) => this.mustPreserve.has(c.index));
+    for (const c of this.byRank(mustPreserve, claimDocument)) this.offerClaim(c);
+    const pending = body.pending.map((item, index) => ({ item, index }));
+    this.keptPending = this.byRank(pending, pendingDocument)
+      .filter((p) => this.budget.take("tasks", p.item, this.tokens.pending[p.index]))
+      .sort((a, b) => a.index - b.index);
+    const conflicts = body.unresolvedConflicts
+      .map((conflict, index) => ({ conflict, index }))
+      .filter((c) => inScope(this.scope, c.conflict.scope));
+    this.conflictCount = conflicts.length;
+    this.keptConflicts = conflicts
+      .filter((c) => this.budget.take("conflicts", c.conflict, this.tokens.unresolvedConflicts[c.index]))
+      .map((c) => c.conflict);
+    if (this.ranked === null)
+      for (const c of this.claims) if (!this.offeredClaims.has(c.index)) this.offerClaim(c);
+  }
+
+  /** The query's other claims and cold events, best first; the cold events served, and those left out. */
+  async hits(
+    deps: Pick<Deps, "events">,
+    snapshot: Snapshot,
+  ): Promise<{ events: SequencedEvent[]; omitted: number }> {
+    const claimAt = new Map(this.claims.map((c) => [claimDocument(c.index), c]));
+    const served: SequencedEvent[] = [];
+    let omitted = 0;
+    const hits = this.ranked ?? [];
+    // Cold events are read a window of hits at a time: a budget is usually spent long before the last.
+    for (let start = 0; start < hits.length; start += HIT_WINDOW) {
+      const window = hits.slice(start, start + HIT_WINDOW);
+      const coldIds = window.map((hit) => hit.id).filter((id) => !id.startsWith("#"));
+      const stored =
+        coldIds.length === 0 ? new Map() : await deps.events.eventsById(snapshot.subject, coldIds);
+      for (const { id } of window) {
+        const claim = claimAt.get(id);
+        if (claim !== undefined) {
+          if (!this.offeredClaims.has(claim.index)) this.offerClaim(claim);
+          continue;
+        }
+        if (id.startsWith("#")) continue;
+        const event = stored.get(id)?.event;
+        if (event === undefined || !eventInScope(this.scope, event)) continue;
+        if (this.budget.take("matches", event)) served.push(event);
+        else omitted++;
+      }
+    }
+    return { events: served, omitted };
+  }
+
+  summary(): void {
+    this.keptSummary = this.budget.take("summary", this.artifact.body.summary, this.tokens.summary);
+  }
+
+  /** The claims a query did not reach, after the tail. */
+  rest(): void {
+    if (this.ranked === null) return;
+    for (const c of this.claims) if (!this.offeredClaims.has(c.index)) this.offerClaim(c);
+  }
+
+  served(): Pick<Recall, "claims" | "pending" | "unresolvedConflicts" | "summary"> {
+    return {
+      claims: this.claims.filter((c) => this.keptClaims.has(c.index)).map((c) => c.claim),
+      pending: this.keptPending.map((p) => p.item),
+      unresolvedConflicts: this.keptConflicts,
+      summary: this.keptSummary ? this.artifact.body.summary : null,
+    };
+  }
+
+  omitted(): Pick<Recall["omitted"], "claims" | "pending" | "unresolvedConflicts" | "summary"> {
+    return {
+      claims: this.claims.length - this.keptClaims.size,
+      pending: this.artifact.body.pending.length - this.keptPending.length,
+      unresolvedConflicts: this.conflictCount - this.keptConflicts.length,
+      summary: !this.keptSummary,
+    };
+  }
+}
+
+/** How many of a query's hits are read at a time. */
+const HIT_WINDOW = 48;
 
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read

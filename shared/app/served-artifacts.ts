@@ -1,4 +1,3 @@
-import type MiniSearch from "minisearch";
 import { z } from "zod";
 import { deepFreeze } from "#domain/frozen.ts";
 import {
@@ -14,7 +13,7 @@ import {
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
-import { loadColdSearchPaced, RecallIndex } from "./recall-index.ts";
+import { loadRecallSearch, RecallIndex, type RecallSearch } from "./recall-index.ts";
 import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
 
 /**
@@ -66,7 +65,10 @@ export class ServedArtifacts {
     return this.cached(`index\u0000${subject}\u0000${artifactId}`, async () => {
       try {
         const index = RecallIndex.parse(await this.store.readRecallIndex(subject, artifactId));
-        return { value: new ServedIndex(index), size: index.cold.length };
+        return {
+          value: new ServedIndex(index),
+          size: index.version === 1 ? index.cold.length : index.search.length,
+        };
       } catch (error) {
         if (error instanceof NotFoundError || error instanceof z.ZodError) return { value: null, size: 0 };
         throw error;
@@ -150,21 +152,24 @@ export interface PartTokens {
   summary: number;
 }
 
-/** A parsed recall index: the must-preserve claims, and the cold layer's search, loaded once. */
+/** A parsed recall index: the must-preserve claims, and its search, loaded once. */
 export class ServedIndex {
   readonly mustPreserveClaims: ReadonlySet<number>;
   /** The inputs that stay cold; undefined for indexes built before they were counted. */
   readonly coldInputs: number | undefined;
-  private loaded: Promise<MiniSearch> | undefined;
+  /** Whether the search ranks the summary's claims and pending items too (version 2 indexes). */
+  readonly ranksClaims: boolean;
+  private loaded: Promise<RecallSearch> | undefined;
 
   constructor(private readonly index: RecallIndex) {
     this.mustPreserveClaims = new Set(index.mustPreserveClaims);
     this.coldInputs = index.coldInputs;
+    this.ranksClaims = index.version === 2;
   }
 
-  /** The cold layer's search, loaded once (a step at a time; recalls arriving meanwhile wait for it). */
-  search(pause: Pause): Promise<MiniSearch> {
-    this.loaded ??= loadColdSearchPaced(this.index, pause);
+  /** The index's search, loaded once (a step at a time; recalls arriving meanwhile wait for it). */
+  search(pause: Pause): Promise<RecallSearch> {
+    this.loaded ??= loadRecallSearch(this.index, pause);
     return this.loaded;
   }
 }

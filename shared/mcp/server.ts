@@ -10,7 +10,7 @@ import { currentSummary } from "#app/current-summary.ts";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
 import { recall } from "#app/recall.ts";
-import { MAX_QUERY_CHARACTERS, MAX_QUERY_WORDS, RecallQuery } from "#app/recall-options.ts";
+import { MAX_QUERY_CHARACTERS, RecallQuery } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
 import { knownSubjectSnapshot, unknownSubjectError } from "#app/snapshot.ts";
 import { type WorkOutcome, workOnMessage } from "#app/worker.ts";
@@ -122,7 +122,7 @@ export function createMcpServer(options: McpOptions): Server {
     }),
     recall: tool({
       description:
-        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists, as compact text with one line per item (format json for the JSON answer). Optional scope, token budget (counted on the rendering asked for), and a query over the summary's cold layer (the text's `# cold:` note says how many inputs stay cold).",
+        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists, as compact text with one line per item (format json for the JSON answer). Pass the question you need answered as `query`, as you would ask it (English or Chinese): the claims and the cold events that answer it are ranked first and served within the token budget (counted on the rendering asked for), each event with its day. Optional scope.",
       input: z
         .object({
           subject: subjectField,
@@ -132,7 +132,9 @@ export function createMcpServer(options: McpOptions): Server {
             .string()
             .max(MAX_QUERY_CHARACTERS)
             .optional()
-            .describe(`words to find among cold events (at most ${MAX_QUERY_WORDS})`),
+            .describe(
+              `the question to answer from memory, as you would ask it (at most ${MAX_QUERY_CHARACTERS} characters; its most informative words are searched)`,
+            ),
           cursor: z.string().max(200).optional().describe("nextCursor of the previous answer"),
           format: z
             .enum(["text", "json"])

@@ -14,6 +14,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
+import { MAX_QUERY_CHARACTERS } from "#app/recall-options.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import { realisticEvent } from "#harness/event-mix.ts";
@@ -29,6 +30,7 @@ import {
   sizedEvent,
   sizedPolicy,
   sizedQuery,
+  WORST_QUERY_WORDS,
   worstAppendBody,
 } from "#harness/worst-requests.ts";
 import { createApi } from "#http/api.ts";
@@ -258,11 +260,11 @@ describe("a request at or over a size limit costs a bounded multiple of a plain 
     });
   });
 
-  it("a recall query at or over 16 words and 256 characters, with the largest budget, on a summarised 1,000-event subject", async () => {
+  it("a recall query at or over 96 words and 1,000 characters, with the largest budget, on a summarised 1,000-event subject", async () => {
     await run(deps, await takeSnapshot(deps, LARGE));
     const query = fc.record({
-      words: atOrOver(16),
-      length: atOrOver(256),
+      words: atOrOver(WORST_QUERY_WORDS),
+      length: atOrOver(MAX_QUERY_CHARACTERS),
       format: fc.constantFrom("json", "text"),
     });
     await fc.assert(
@@ -273,7 +275,11 @@ describe("a request at or over a size limit costs a bounded multiple of a plain 
         expect(cost.statuses.every((status) => status === 200 || status === 400)).toBe(true);
         withinBudget("recall query", cost, 0);
       }),
-      { numRuns: 12, seed: 2304, examples: [[{ words: 16, length: 256, format: "text" }]] },
+      {
+        numRuns: 12,
+        seed: 2304,
+        examples: [[{ words: WORST_QUERY_WORDS, length: MAX_QUERY_CHARACTERS, format: "text" }]],
+      },
     );
   });
 });
