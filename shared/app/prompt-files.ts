@@ -1,8 +1,10 @@
+import answerV1 from "../../prompts/answer-v1.md";
 import consolidateV1 from "../../prompts/consolidate-v1.md";
 import consolidateV2 from "../../prompts/consolidate-v2.md";
 import consolidateV3 from "../../prompts/consolidate-v3.md";
 import consolidateV4 from "../../prompts/consolidate-v4.md";
 import consolidateV5 from "../../prompts/consolidate-v5.md";
+import gradeV1 from "../../prompts/grade-v1.md";
 import judgeV1 from "../../prompts/judge-v1.md";
 import segmentV1 from "../../prompts/segment-v1.md";
 import segmentV2 from "../../prompts/segment-v2.md";
@@ -27,4 +29,6 @@ export const PROMPT_FILES: Readonly<Record<string, string>> = {
   "summary-v1": summaryV1,
   "summary-v2": summaryV2,
   "judge-v1": judgeV1,
+  "answer-v1": answerV1,
+  "grade-v1": gradeV1,
 };

@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { languageModelNamed } from "#adapters/models/models.ts";
 import { evaluate } from "#eval/evaluate.ts";
+import { evaluateLocomo, type LocomoReport } from "#eval/locomo.ts";
 import { parseDataset, parseGold } from "#io/eval-files.ts";
+import { parseLocomo } from "#io/locomo-file.ts";
 import { readUserText } from "#io/read-text.ts";
 import { checkModelName, openEmbeddedRuntime } from "#runtime/embedded.ts";
 import { type Command, text } from "./command.ts";
@@ -10,13 +13,25 @@ import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 
 export const EVAL_USAGE = `memgate eval --dataset FILE.jsonl [--gold FILE.jsonl] [--sample N] [--seed S] [--model NAME] [--json]
+memgate eval --locomo FILE.json [--conversations ID,ID] [--model NAME] [--answer-model NAME --judge-model NAME]
+             [--budget TOKENS] [--concurrency N] [--json]
 
 Rebuilds each (sampled) subject of a dataset from its raw events on a throwaway store (nothing is
 published anywhere) and measures the answer: key-fact recall (gold facts kept: a fact in words
 only when served hot with its words; without gold, the must-preserve set), false new facts (claims
 an independent checker finds unsupported by their cited events), conflict retention, served vs raw
 tokens as recall text (what an agent reads, cl100k_base), token reduction (JSON), first-try pass
-rate and stale-visible. Exit 1 when the false-new-fact rate or stale-visible is above 0.`;
+rate and stale-visible. Exit 1 when the false-new-fact rate or stale-visible is above 0.
+
+With --locomo, runs the LoCoMo benchmark (a file in the format of its data/locomo10.json): each
+conversation's turns are appended as notes (eventId = dia_id, occurredAt = the session's
+date-time, source = the speaker) and consolidated by --model; every question of categories 1–4 is
+answered by --answer-model twice, from what recall serves for it (the question as query, the text
+within --budget tokens, default 1500) and from the whole conversation, and --judge-model labels
+each answer against the gold answer. Prints per category the accuracy of both, the tokens each
+answer read and their ratio, and how often the served text cited an evidence turn. Without the
+answering and judging models only the evidence rate and the tokens are measured. Models are named
+as for --model (record:DIR:… keeps every answer, replay:DIR answers from them).`;
 
 const count = (value: string | undefined, flag: string): number | undefined => {
   if (value === undefined) return undefined;
@@ -26,6 +41,12 @@ const count = (value: string | undefined, flag: string): number | undefined => {
 
 export async function evalCommand(
   args: {
+    locomo?: string | undefined;
+    conversations?: string | undefined;
+    answerModel?: string | undefined;
+    judgeModel?: string | undefined;
+    budget?: string | undefined;
+    concurrency?: string | undefined;
     dataset?: string | undefined;
     gold?: string | undefined;
     sample?: string | undefined;
@@ -35,7 +56,8 @@ export async function evalCommand(
   },
   io: Io,
 ): Promise<number> {
-  if (!args.dataset) throw new UsageError("--dataset FILE.jsonl is required");
+  if (args.locomo !== undefined) return locomoCommand({ ...args, locomo: args.locomo }, io);
+  if (!args.dataset) throw new UsageError("--dataset FILE.jsonl or --locomo FILE.json is required");
   const sample = count(args.sample, "--sample");
   const seed = count(args.seed, "--seed");
   if (args.model !== undefined) checkModelName(args.model);
@@ -82,6 +104,12 @@ export async function evalCommand(
 export const EVAL_COMMAND: Command = {
   usage: EVAL_USAGE,
   options: {
+    locomo: { type: "string" },
+    conversations: { type: "string" },
+    "answer-model": { type: "string" },
+    "judge-model": { type: "string" },
+    budget: { type: "string" },
+    concurrency: { type: "string" },
     dataset: { type: "string" },
     gold: { type: "string" },
     sample: { type: "string" },
@@ -91,6 +119,12 @@ export const EVAL_COMMAND: Command = {
   run: (values, _positionals, io) =>
     evalCommand(
       {
+        locomo: text(values, "locomo"),
+        conversations: text(values, "conversations"),
+        answerModel: text(values, "answer-model"),
+        judgeModel: text(values, "judge-model"),
+        budget: text(values, "budget"),
+        concurrency: text(values, "concurrency"),
         dataset: text(values, "dataset"),
         gold: text(values, "gold"),
         sample: text(values, "sample"),
@@ -101,3 +135,84 @@ export const EVAL_COMMAND: Command = {
       io,
     ),
 };
+
+/** Answering and grading calls: room for a whole conversation, short answers, a batch of grades. */
+const LOCOMO_SETTINGS = { contextTokens: 128_000, maxOutputTokens: 2_048 };
+
+async function locomoCommand(
+  args: Parameters<typeof evalCommand>[0] & { locomo: string },
+  io: Io,
+): Promise<number> {
+  const budget = count(args.budget, "--budget") ?? 1500;
+  const concurrency = count(args.concurrency, "--concurrency") ?? 4;
+  if (concurrency < 1 || concurrency > 4096) throw new UsageError("--concurrency must be from 1 to 4096");
+  if ((args.answerModel === undefined) !== (args.judgeModel === undefined))
+    throw new UsageError(
+      "--answer-model and --judge-model go together: answers are only counted once judged",
+    );
+  if (args.model !== undefined) checkModelName(args.model);
+  const named = (name: string | undefined, role: string) => {
+    if (name === undefined) return undefined;
+    try {
+      return languageModelNamed(name, undefined, role);
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+  };
+  const answerModel = named(args.answerModel, "the answering model");
+  const gradeModel = named(args.judgeModel, "the judging model");
+  let conversations = parseLocomo(await readUserText(args.locomo, "LoCoMo file"), args.locomo);
+  if (args.conversations !== undefined) {
+    const wanted = args.conversations.split(",").map((id) => id.trim());
+    const unknown = wanted.filter((id) => !conversations.some((c) => c.id === id));
+    if (unknown.length > 0)
+      throw new UsageError(
+        `--conversations: ${unknown.join(", ")} not in ${args.locomo} (it holds ${conversations.map((c) => c.id).join(", ")})`,
+      );
+    conversations = conversations.filter((c) => wanted.includes(c.id));
+  }
+  const home = mkdtempSync(join(tmpdir(), "memgate-locomo-"));
+  const runtime = await openEmbeddedRuntime({
+    store: "embedded",
+    home,
+    model: args.model,
+    progress: () => {},
+  });
+  try {
+    // Artifact ids from a counter, not at random: the text recall serves names its artifact, and
+    // the same run must send the same prompts for recorded answers to replay.
+    let artifacts = 0;
+    const deps = { ...runtime.deps, newId: () => `locomo${++artifacts}` };
+    const report = await evaluateLocomo(deps, conversations, {
+      budget,
+      answerModel,
+      gradeModel,
+      settings: LOCOMO_SETTINGS,
+      concurrency,
+      progress: (line) => io.err(line),
+    });
+    io.out(args.json ? JSON.stringify(report) : locomoTable(report));
+    return EXIT.ok;
+  } finally {
+    runtime.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+function locomoTable(report: LocomoReport): string {
+  const percent = (x: number | null) => (x === null ? "    —" : `${(100 * x).toFixed(1).padStart(5)}`);
+  const rows = Object.entries(report.byCategory).map(
+    ([name, f]) =>
+      `  ${name.padEnd(12)} ${String(f.questions).padStart(4)}  ${percent(f.memoryAccuracy)}  ${percent(f.fullAccuracy)}  ${f.memoryTokens.toFixed(0).padStart(6)}  ${f.fullTokens.toFixed(0).padStart(6)}  ${percent(f.tokenRatio)}  ${percent(f.evidenceServed)}`,
+  );
+  const consolidations = report.consolidations.map(
+    (c) =>
+      `  ${c.conversation}: ${c.status} (${c.attempts} attempt${c.attempts === 1 ? "" : "s"}), ${c.claims} claims over ${c.events} turns`,
+  );
+  return [
+    `LoCoMo, ${report.perQuestion.length} questions, recall budget ${report.budget} tokens`,
+    ...consolidations,
+    `  category     n     memory%  full%  mem.tok  full.tok  ratio%  evidence%`,
+    ...rows,
+  ].join("\n");
+}

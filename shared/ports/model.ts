@@ -95,9 +95,16 @@ export interface PromptPreview {
 
 export type ModelCallKind = "consolidate" | "segment" | "summary" | "judge";
 
+/**
+ * What a request to a language model asks: a generation's calls (`ModelCallKind`, recorded in
+ * manifests), and, in the LoCoMo evaluation, a question answered from what it is given (`answer`)
+ * and answers graded against their gold answers (`grade`).
+ */
+export type LanguageCallKind = ModelCallKind | "answer" | "grade";
+
 /** One request to a language model: a rendered prompt and the JSON Schema its answer must follow. */
 export interface ModelCall {
-  kind: ModelCallKind;
+  kind: LanguageCallKind;
   system: string;
   prompt: string;
   /** sha256 of system + prompt, as `renderedPromptHash` computes it. */

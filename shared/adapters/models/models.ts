@@ -156,12 +156,24 @@ export function modelNamed(name: string, options: ModelOptions = modelOptionsFro
 
 /** The judge a model name gives (MEMGATE_JUDGE): one language model, never segmented or a double. */
 export function judgeNamed(name: string, options: ModelOptions = modelOptionsFromEnv()): JudgePort {
+  return modelJudge(languageModelNamed(name, options, "a judge"), options.settings);
+}
+
+/**
+ * One language model by its name (`openai:`, `bedrock:`, `replay:`, `record:`), never segmented or a
+ * double: the judge, and the evaluation's answering and grading models (`role` names it in errors).
+ */
+export function languageModelNamed(
+  name: string,
+  options: ModelOptions = modelOptionsFromEnv(),
+  role = "this model",
+): LanguageModel {
   const parsed = languageModelName(name);
   if (isSegmented(parsed))
     throw new ModelNameError(
-      `"${name}": a judge is one model (openai:, bedrock:, replay:, record:), not segmented`,
+      `"${name}": ${role} is one model (openai:, bedrock:, replay:, record:), not segmented`,
     );
-  return modelJudge(languageModel(parsed, options), options.settings);
+  return languageModel(parsed, options);
 }
 
 function languageModelName(name: string): LanguageModelName {
