@@ -36,7 +36,7 @@ export const RecallQuery = z
       .max(MAX_QUERY_CHARACTERS, { error: `is at most ${MAX_QUERY_CHARACTERS} characters` })
       .optional(),
     cursor: z.string().max(200, { error: "is not a cursor memgate issued" }).optional(),
-    format: z.enum(["json", "text"], { error: 'must be "json" or "text"' }).optional(),
+    format: z.enum(["json", "text", "text-v1"], { error: 'must be "json", "text" or "text-v1"' }).optional(),
   })
   .strict();
 

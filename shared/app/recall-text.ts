@@ -1,6 +1,18 @@
-import type { Claim, ConflictRef, PendingItem, SequencedEvent, ValueData } from "#domain/schemas.ts";
+import type { Claim, ConflictRef, PendingItem, SequencedEvent } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
 import type { OversizedEvent, Recall } from "./recall.ts";
+import {
+  bare,
+  claimLine,
+  conflictLine,
+  eventLine,
+  oneLine,
+  pendingLine,
+  quoted,
+  scopeHeading,
+  sourceId,
+  type TextVersion,
+} from "./recall-text-lines.ts";
 
 /**
  * Recall as an agent reads it in a prompt (CONTRACT §5a "Recall as text"): one line per claim,
@@ -9,8 +21,9 @@ import type { OversizedEvent, Recall } from "./recall.ts";
  * same bytes, every claim, task, conflict and event is on exactly one line, and no line holds a
  * line break (texts are JSON strings; other parts are quoted when they would break the grammar).
  * The JSON recall stays the lossless form for machines; this one leaves out what an agent does not
- * read (an event's source and sequence, a value's kind) and keeps what it does: the words, the
- * structure (key, scope, NOT, contested) and the ids that lead back to the events.
+ * read (an event's sequence, a value's kind) and keeps what it does: the words, the structure (key,
+ * scope, NOT, contested), who wrote an event, when, and the ids that lead back to the events.
+ * Version 2 (the default) does not repeat itself; version 1 stays for readers that parse it.
  */
 
 export interface RecallTextOptions {
@@ -22,6 +35,8 @@ export interface RecallTextOptions {
   coldInputs?: number | null;
   /** How the reader searches the cold layer, in its interface's words (default: all three named). */
   searchHint?: string | undefined;
+  /** `memgate-recall-text/2` (default) or `/1`. */
+  version?: TextVersion | undefined;
 }
 
 /** The sections of the text, in their order, with what each one's items are. */
@@ -38,23 +53,9 @@ export type RecallSection = keyof RecallSectionItems;
 
 export const DEFAULT_SEARCH_HINT = "recall with a query (CLI --query WORDS, HTTP ?query=WORDS, MCP query)";
 
-/** What separates a claim's or event's head from its value, and the value from its sources. */
-const HEAD_END = ": ";
-const SOURCES = " ← ";
-const CLAIM_TEXT = " — ";
-const CONTESTED = " (contested)";
-/** A claim restating an earlier reading (selector v3): ` (earlier)` or ` (earlier, ASOF)`. */
-const EARLIER = " (earlier";
-const ASSERTION_SEPARATOR = "; ";
-
-/** Line breaks and other characters that end a line in some reader; never written raw. */
-const LINE_BREAKING = /[\p{Cc}\u2028\u2029]/u;
-/** An event id as CONTRACT §1 allows it: written bare, since it holds no separator. */
-const BARE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 /** The recall as text lines joined by "\n", ending with a line break. */
 export function renderRecallText(recall: Recall, options: RecallTextOptions = {}): string {
-  return `${[...bodyLines(recall), ...footerLines(recall, options)].join("\n")}\n`;
+  return `${[...bodyLines(recall, versionOf(options)), ...footerLines(recall, options)].join("\n")}\n`;
 }
 
 /**
@@ -65,7 +66,7 @@ export function renderServedRecallText(
   recall: Recall,
   options: RecallTextOptions = {},
 ): { text: string; tokens: number } {
-  const lines = [...bodyLines(recall), ...footerLines(recall, options)];
+  const lines = [...bodyLines(recall, versionOf(options)), ...footerLines(recall, options)];
   const text = `${lines.join("\n")}\n`;
   // The sum of its lines' (see textItemTokens): each line counted once by the memo, not the whole
   // text on every recall that serves it.
@@ -80,22 +81,70 @@ export function renderServedRecallText(
   return { text: `${text}${servedNote(tokens)}`, tokens };
 }
 
+const versionOf = (options: RecallTextOptions): TextVersion => options.version ?? 2;
+
 function servedNote(tokens: number): string {
   return `# served: ${tokens} tokens\n`;
 }
 
 /**
+ * The day shown beside a served claim or pending item (text version 2): the day of its newest
+ * source, for what changes over time (see `servedDays` in recall-index.ts). Kept per frozen item
+ * of a served artifact, as the item itself is shared by every recall serving it.
+ */
+const shownDays = new WeakMap<object, string>();
+
+/** Remembers the days of an artifact's claims and pending items (aligned with them), for its text. */
+export function showDays(
+  body: { claims: readonly Claim[]; pending: readonly PendingItem[] },
+  days: { claims: ReadonlyArray<string | null>; pending: ReadonlyArray<string | null> },
+): void {
+  body.claims.forEach((claim, i) => {
+    const day = days.claims[i];
+    if (day) shownDays.set(claim, day);
+  });
+  body.pending.forEach((item, i) => {
+    const day = days.pending[i];
+    if (day) shownDays.set(item, day);
+  });
+}
+
+/** The day shown beside a claim or pending item, null when none. */
+export function shownDay(item: Claim | PendingItem): string | null {
+  return shownDays.get(item) ?? null;
+}
+
+/**
  * What one item costs in the text, its line break included. The text's tokens are the sum of its
  * lines' tokens: no line is empty, every line ends with LF and the next starts with no white
- * space, so cl100k_base's pre-tokeniser never joins two lines into one piece.
+ * space, so cl100k_base's pre-tokeniser never joins two lines into one piece. In version 2 a claim
+ * costs its line with its key (a claim sharing the key above it costs less when rendered).
  */
-export function textItemTokens<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number {
-  return countTokens(`${itemLine(section, item)}\n`);
+export function textItemTokens<S extends RecallSection>(
+  section: S,
+  item: RecallSectionItems[S],
+  version: TextVersion = 2,
+): number {
+  return countTokens(`${itemLine(section, item, version)}\n`);
 }
 
 /** What a section's heading costs, paid once with its first item. */
 export function textHeadingTokens(section: RecallSection): number {
   return countTokens(`## ${section}\n`);
+}
+
+/**
+ * The group a claim is served under in version 2 (its scope, with the heading naming it; the
+ * global scope has none), with what that heading costs, paid once with its first claim.
+ */
+export function textGroup<S extends RecallSection>(
+  section: S,
+  item: RecallSectionItems[S],
+  version: TextVersion,
+): { group: string; tokens: number } | null {
+  if (version !== 2 || section !== "claims") return null;
+  const { scope } = item as Claim;
+  return scope === "global" ? null : { group: scope, tokens: countTokens(`${scopeHeading(scope)}\n`) };
 }
 
 /**
@@ -128,29 +177,33 @@ function skippedLine(events: readonly OversizedEvent[]): string {
   return `# skipped, larger than the budget leaves a page: ${named.join(", ")}`;
 }
 
-const ITEM_LINE: { [S in RecallSection]: (item: RecallSectionItems[S]) => string } = {
+const ITEM_LINE: { [S in RecallSection]: (item: RecallSectionItems[S], version: TextVersion) => string } = {
   summary: (summary) => quoted(summary),
-  claims: claimLine,
+  claims: (claim, version) => claimLine(claim, version, { day: shownDay(claim) }),
   conflicts: conflictLine,
-  tasks: pendingLine,
+  tasks: (item, version) => pendingLine(item, version, shownDay(item)),
   tail: eventLine,
   events: eventLine,
   matches: eventLine,
 };
 
-function itemLine<S extends RecallSection>(section: S, item: RecallSectionItems[S]): string {
-  if (typeof item !== "object" || !Object.isFrozen(item)) return ITEM_LINE[section](item);
-  // A frozen item (a served artifact's claim, task or conflict: every recall serving it shares
-  // it) renders to the same line every time: rendered once.
-  const rendered = renderedLines[section];
+function itemLine<S extends RecallSection>(
+  section: S,
+  item: RecallSectionItems[S],
+  version: TextVersion,
+): string {
+  if (typeof item !== "object" || !Object.isFrozen(item)) return ITEM_LINE[section](item, version);
+  // A frozen item (a served artifact's claim, task or conflict, a stored event: every recall
+  // serving it shares it) renders to the same line every time: rendered once per version.
+  const rendered = renderedLines[version][section];
   let line = rendered.get(item);
   if (line === undefined) {
-    line = ITEM_LINE[section](item);
+    line = ITEM_LINE[section](item, version);
     rendered.set(item, line);
   }
   return line;
 }
-const renderedLines: { [S in RecallSection]: WeakMap<object, string> } = {
+const linesMemo = (): { [S in RecallSection]: WeakMap<object, string> } => ({
   summary: new WeakMap(),
   claims: new WeakMap(),
   conflicts: new WeakMap(),
@@ -158,17 +211,24 @@ const renderedLines: { [S in RecallSection]: WeakMap<object, string> } = {
   tail: new WeakMap(),
   events: new WeakMap(),
   matches: new WeakMap(),
-};
+});
+const renderedLines = { 1: linesMemo(), 2: linesMemo() };
 
-function bodyLines(recall: Recall): string[] {
+function bodyLines(recall: Recall, version: TextVersion): string[] {
   const lines: string[] = [headerLine(recall)];
-  section(lines, "summary", recall.summary === null || recall.summary === "" ? [] : [recall.summary]);
-  section(lines, "claims", recall.claims);
-  section(lines, "conflicts", recall.unresolvedConflicts);
-  section(lines, "tasks", recall.pending);
-  section(lines, "tail", recall.tail);
-  section(lines, "events", recall.events);
-  section(lines, "matches", recall.cold);
+  section(
+    lines,
+    "summary",
+    recall.summary === null || recall.summary === "" ? [] : [recall.summary],
+    version,
+  );
+  if (version === 1) section(lines, "claims", recall.claims, version);
+  else claimGroups(lines, recall.claims);
+  section(lines, "conflicts", recall.unresolvedConflicts, version);
+  section(lines, "tasks", recall.pending, version);
+  section(lines, "tail", recall.tail, version);
+  section(lines, "events", recall.events, version);
+  section(lines, "matches", recall.cold, version);
   return lines;
 }
 
@@ -176,9 +236,39 @@ function section<S extends RecallSection>(
   lines: string[],
   name: S,
   items: readonly RecallSectionItems[S][],
+  version: TextVersion,
 ): void {
   if (items.length === 0) return;
-  lines.push(`## ${name}`, ...items.map((item) => itemLine(name, item)));
+  lines.push(`## ${name}`, ...items.map((item) => itemLine(name, item, version)));
+}
+
+/**
+ * Version 2's claims: the global ones first, then each other scope under `### SCOPE`, scopes in
+ * the order their first claim comes, claims in the artifact's order within each; a claim whose key
+ * is the key of the claim above it (neither served by its text alone) writes `-` for it.
+ */
+function claimGroups(lines: string[], claims: readonly Claim[]): void {
+  if (claims.length === 0) return;
+  const groups = new Map<string, Claim[]>([["global", []]]);
+  for (const claim of claims) {
+    const group = groups.get(claim.scope);
+    if (group) group.push(claim);
+    else groups.set(claim.scope, [claim]);
+  }
+  lines.push("## claims");
+  for (const [scope, members] of groups) {
+    if (members.length === 0) continue;
+    if (scope !== "global") lines.push(scopeHeading(scope));
+    let keyAbove: string | null = null;
+    for (const claim of members) {
+      const line = itemLine("claims", claim, 2);
+      const keyed = !line.startsWith('"');
+      if (keyed && keyAbove === claim.key)
+        lines.push(claimLine(claim, 2, { day: shownDay(claim), sameKeyAbove: true }));
+      else lines.push(line);
+      keyAbove = keyed ? claim.key : null;
+    }
+  }
 }
 
 function headerLine(recall: Recall): string {
@@ -190,55 +280,6 @@ function headerLine(recall: Recall): string {
   if (recall.mode === "summary")
     return `# memgate recall: summary ${bare(recall.artifactId ?? "", [" ("])} (${clock})`;
   return `# memgate recall: raw (${clock}): ${oneLine(recall.reason)}`;
-}
-
-/** `KEY [SCOPE]: [NOT ]VALUE[ (contested)| (earlier[, ASOF])][ — "TEXT"] ← ID, ID` (scope left out when global). */
-function claimLine(claim: Claim): string {
-  const value = valueText(claim.value);
-  const said = claim.text !== undefined && saysMore(claim.text, [value, claim.key, claim.scope]);
-  return [
-    head(claim.key, claim.scope),
-    HEAD_END,
-    claim.polarity === "negated" ? "NOT " : "",
-    value,
-    claim.status === "contested" ? CONTESTED : "",
-    claim.status === "earlier" ? `${EARLIER}${claim.asOf === undefined ? "" : `, ${claim.asOf}`})` : "",
-    said ? `${CLAIM_TEXT}${quoted(claim.text ?? "")}` : "",
-    sources(claim.derivedFrom),
-  ].join("");
-}
-
-/** `KEY [SCOPE] ← MEMBER, MEMBER`: a key whose positions are disputed; no winner is picked. */
-function conflictLine(conflict: ConflictRef): string {
-  return `${head(conflict.key, conflict.scope)}${sources(conflict.members)}`;
-}
-
-/** `task open: "TEXT" ← ID`: a pending item reads as the open task event it restates. */
-function pendingLine(item: PendingItem): string {
-  return `task open${HEAD_END}${quoted(item.text)}${sources(item.derivedFrom)}`;
-}
-
-/**
- * `KIND[ STATUS][ TRUST][ DATE]: "TEXT"[ {ASSERTION; ASSERTION}] ← ID`: the task's status, the trust
- * when not "user", the day it occurred, and its assertions in a claim's shape (`KEY [SCOPE]: [NOT
- * ]VALUE`): the exact statements the agent wrote, which a summary restates as claims.
- */
-function eventLine(event: SequencedEvent): string {
-  const parts: string[] = [event.kind];
-  if (event.kind === "task") parts.push(event.taskStatus ?? "open");
-  if (event.trust !== "user") parts.push(event.trust);
-  if (event.occurredAt !== undefined) parts.push(dayOf(event.occurredAt));
-  const assertions = (event.assertions ?? []).map(
-    (assertion) =>
-      `${head(assertion.key, assertion.scope)}${HEAD_END}${assertion.polarity === "negated" ? "NOT " : ""}${valueText(assertion.value)}`,
-  );
-  return [
-    parts.join(" "),
-    HEAD_END,
-    quoted(event.text ?? ""),
-    assertions.length > 0 ? ` {${assertions.join(ASSERTION_SEPARATOR)}}` : "",
-    sources([event.eventId]),
-  ].join("");
 }
 
 function footerLines(recall: Recall, options: RecallTextOptions): string[] {
@@ -263,89 +304,4 @@ function footerLines(recall: Recall, options: RecallTextOptions): string[] {
       lines.push(`# cold: ${cold} input${cold === 1 ? "" : "s"} not shown; search them with ${hint}`);
   }
   return lines;
-}
-
-function head(key: string, scope: string): string {
-  const name = bare(key, [HEAD_END, " [", SOURCES], ["#"]);
-  return scope === "global" ? name : `${name} [${bare(scope, ["]"])}]`;
-}
-
-function sources(ids: readonly string[]): string {
-  return `${SOURCES}${ids.map(sourceId).join(", ")}`;
-}
-
-function sourceId(id: string): string {
-  return BARE_ID.test(id) ? id : quoted(id);
-}
-
-/** A value as an agent reads it: text quoted, the other kinds bare. */
-function valueText(value: ValueData): string {
-  const plain = (text: string) =>
-    bare(text, [SOURCES, CLAIM_TEXT, CONTESTED, EARLIER, ASSERTION_SEPARATOR, "}"], ["NOT "]);
-  if ("text" in value) return quoted(value.text);
-  if ("bool" in value) return String(value.bool);
-  if ("quantity" in value)
-    return plain(value.unit === undefined ? value.quantity : `${value.quantity} ${value.unit}`);
-  if ("date" in value) return plain(value.date);
-  if ("entity" in value) return plain(value.entity);
-  return plain(value.scopes.length === 0 ? "(none)" : value.scopes.join(", "));
-}
-
-/**
- * A JSON string literal that also escapes U+0085, U+2028 and U+2029 (JSON.stringify leaves them
- * raw, and some readers end a line there): still valid JSON, parsing to the same text.
- */
-function quoted(text: string): string {
-  return JSON.stringify(text).replace(
-    /[\u0085\u2028\u2029]/gu,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
-/**
- * Written as is, or quoted (a JSON string) when it is empty, has white space at either end, starts
- * with a quote, breaks a line, holds one of the separators of its place (also with a space appended:
- * what follows a part starts with one, and "k:" before " [" would read as "k" and ": "), or starts
- * with one of the prefixes its place reads (a key "# …" would read as a heading, a value "NOT …" as
- * negated).
- */
-function bare(text: string, separators: readonly string[], prefixes: readonly string[] = []): string {
-  const unsafe =
-    text === "" ||
-    text !== text.trim() ||
-    text.startsWith('"') ||
-    LINE_BREAKING.test(text) ||
-    separators.some((separator) => `${text} `.includes(separator)) ||
-    prefixes.some((prefix) => text.startsWith(prefix));
-  return unsafe ? quoted(text) : text;
-}
-
-/** Prose that is not a quoted part (a reason, a hint): line breaks folded to spaces. */
-function oneLine(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
-}
-
-/** The calendar day of an occurredAt as written (the writer's own day): its schema starts every one with it. */
-function dayOf(occurredAt: string): string {
-  return occurredAt.slice(0, 10);
-}
-
-const WORD = /[\p{L}\p{N}]+/gu;
-const HAN = /\p{Script=Han}/u;
-
-/** The words of a text, NFKC and lower-cased; each Han character is a word of its own. */
-function words(text: string): string[] {
-  return (text.normalize("NFKC").toLowerCase().match(WORD) ?? []).flatMap((word) =>
-    HAN.test(word) ? [...word] : [word],
-  );
-}
-
-/**
- * Whether a claim's text says more than its value, key and scope already do: it holds a word
- * (letters or digits; a Han character alone) none of them holds. A text that only repeats the
- * value is left out of the line.
- */
-function saysMore(text: string, alreadySaid: readonly string[]): boolean {
-  const said = new Set(alreadySaid.flatMap(words));
-  return words(text).some((word) => !said.has(word));
 }

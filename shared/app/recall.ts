@@ -25,11 +25,14 @@ import {
   type RecallSection,
   type RecallSectionItems,
   renderServedRecallText,
+  shownDay,
   textFrameTokens,
+  textGroup,
   textHeadingTokens,
   textItemTokens,
   textSkippedTokens,
 } from "./recall-text.ts";
+import type { TextVersion } from "./recall-text-lines.ts";
 import {
   type PartMeasure,
   type PartTokens,
@@ -65,6 +68,11 @@ export interface Recall {
   events: SequencedEvent[];
   /** Cold-layer events of the summary matching `query`, best first (first page only). */
   cold: SequencedEvent[];
+  /**
+   * The day shown beside each served claim and pending item (aligned with `claims` and `pending`):
+   * the day of its newest source, for a claim restating free text or a reading; null otherwise.
+   */
+  days: { claims: Array<string | null>; pending: Array<string | null> };
   /**
    * Selector v3: the positions of the served `tail` or `events` that are earlier readings (a later
    * reading on their key and scope holds): valid, shown, never current. A summary's own earlier
@@ -135,7 +143,13 @@ export interface RecallOptions {
   searchHint?: string | undefined;
 }
 
-export type RecallFormat = "json" | "text";
+/** JSON, or the text of §5a: `text` its version 2, `text-v1` its version 1. */
+export type RecallFormat = "json" | "text" | "text-v1";
+
+/** The text version a format names, null for JSON. */
+export function textVersionOf(format: RecallFormat | undefined): TextVersion | null {
+  return format === "text" ? 2 : format === "text-v1" ? 1 : null;
+}
 
 /** At most this many events in one recall answer; `nextCursor` pages on. */
 export const RECALL_PAGE_EVENTS = 1000;
@@ -161,6 +175,11 @@ const NOTHING_OMITTED: Recall["omitted"] = {
 /** What an item costs in a rendering; a section's heading is paid with its first item. */
 interface Measure extends PartMeasure {
   heading(section: RecallSection): number;
+  /** The group an item is served under within its section, whose heading its first item pays. */
+  group<S extends RecallSection>(
+    section: S,
+    item: RecallSectionItems[S],
+  ): { group: string; tokens: number } | null;
   /** The note naming an event skipped as larger than any page can serve. */
   skipped(event: OversizedEvent): number;
 }
@@ -203,14 +222,17 @@ const JSON_MEASURE: Measure = {
   rendering: "json",
   item: (section, item) => jsonTokens(section, item),
   heading: () => 0,
+  group: () => null,
   skipped: () => 0,
 };
-const TEXT_MEASURE: Measure = {
-  rendering: "text",
-  item: textItemTokens,
+const textMeasure = (version: TextVersion): Measure => ({
+  rendering: version === 2 ? "text" : "text-v1",
+  item: (section, item) => textItemTokens(section, item, version),
   heading: textHeadingTokens,
+  group: (section, item) => textGroup(section, item, version),
   skipped: textSkippedTokens,
-};
+});
+const TEXT_MEASURES: Record<TextVersion, Measure> = { 1: textMeasure(1), 2: textMeasure(2) };
 
 /**
  * Spends a token budget item by item, in the order the caller offers them. In JSON it counts
@@ -222,7 +244,7 @@ class TokenBudget {
   private room: number | undefined;
   /** The tokens of the items taken (headings and reserve aside). */
   private items = 0;
-  private readonly opened = new Set<RecallSection>();
+  private readonly opened = new Set<string>();
   private readonly counting: boolean;
   constructor(
     readonly limit: number | undefined,
@@ -258,11 +280,16 @@ class TokenBudget {
     if (!this.counting) return "taken";
     const tokens = counted ?? this.measure.item(section, item);
     if (this.limit !== undefined && this.room !== undefined) {
-      const heading = this.opened.has(section) ? 0 : this.measure.heading(section);
+      const group = this.measure.group(section, item);
+      const groupKey = group === null ? null : `${section}\u0000${group.group}`;
+      const heading =
+        (this.opened.has(section) ? 0 : this.measure.heading(section)) +
+        (group === null || this.opened.has(groupKey as string) ? 0 : group.tokens);
       if (heading + tokens > this.room) return { tokens };
       if (this.used + heading + tokens > this.limit) return "later";
       this.used += heading + tokens;
       this.opened.add(section);
+      if (groupKey !== null) this.opened.add(groupKey);
     }
     this.items += tokens;
     return "taken";
@@ -312,7 +339,7 @@ export async function recall(
   // does not fit, the selection runs again with room for it at its longest.
   // JSON: the served items as the budget counts them, summed while it took them.
   const first = await select(deps, subject, options, false);
-  if (options.format !== "text") return first;
+  if (textVersionOf(options.format) === null) return first;
   const tokens = textTokens(first, options);
   if (options.budget === undefined || tokens <= options.budget) return { ...first, servedTokens: tokens };
   const second = await select(deps, subject, options, true);
@@ -321,7 +348,10 @@ export async function recall(
 
 /** The tokens of the whole text recall serves (what a text budget's frame and items add up to). */
 function textTokens(answer: Recall, options: RecallOptions): number {
-  return renderServedRecallText(answer, { searchHint: options.searchHint }).tokens;
+  return renderServedRecallText(answer, {
+    searchHint: options.searchHint,
+    version: textVersionOf(options.format) ?? 2,
+  }).tokens;
 }
 
 async function select(
@@ -339,7 +369,8 @@ async function select(
     inputEpoch: snapshot.inputEpoch,
     scope: options.scope ?? null,
   };
-  const budget = new TokenBudget(options.budget, options.format === "text" ? TEXT_MEASURE : JSON_MEASURE);
+  const version = textVersionOf(options.format);
+  const budget = new TokenBudget(options.budget, version === null ? JSON_MEASURE : TEXT_MEASURES[version]);
   const raw = async (why: string): Promise<Recall> => {
     const frame = itemlessRecall({ mode: "raw", reason: why, ...base, artifactId: null, coldInputs: 0 });
     reserveFrame(budget, frame, options, NOTHING_OMITTED);
@@ -409,6 +440,7 @@ async function select(
   );
   // Each part's tokens in this rendering, counted once per artifact.
   const pause = deps.pause ?? neverPause;
+  if (index !== null) body.showDays(index);
   const tokens = await body.tokens(budget.measure, pause);
   const hits = await rankedHits(index, options, budget.limited, pause);
   const parts = new SummaryParts(
@@ -450,6 +482,7 @@ export function itemlessRecall(
     tail: [],
     events: [],
     cold: [],
+    days: { claims: [], pending: [] },
     earlierReadings: [],
     omitted: NOTHING_OMITTED,
     nextCursor: null,
@@ -469,10 +502,11 @@ function reserveFrame(
   mostOmitted: Recall["omitted"],
   paged = frame.highWater > 0,
 ): void {
-  if (options.format !== "text" || budget.limit === undefined) return;
+  const version = textVersionOf(options.format);
+  if (version === null || budget.limit === undefined) return;
   const limit = budget.limit;
   const frameTokens = (cursor: string | null, omitted: Recall["omitted"]) =>
-    textFrameTokens(frame, { cursor, omitted, limit }, { searchHint: options.searchHint });
+    textFrameTokens(frame, { cursor, omitted, limit }, { searchHint: options.searchHint, version });
   const cursor = encodeCursor(frame.highWater);
   const tokens = frameTokens(paged ? cursor : null, mostOmitted);
   // A page continuing by cursor sets aside its frame with a cursor and nothing else left out.
@@ -532,7 +566,7 @@ class SummaryParts {
     this.claims = artifact.body.claims
       .map((claim, index) => ({ claim, index }))
       .filter((c) => inScope(scope, c.claim.scope));
-    ranked?.forEach((hit, i) => this.rank.set(hit.id, i));
+    for (const [i, hit] of (ranked ?? []).entries()) this.rank.set(hit.id, i);
   }
 
   /** Items a query reached first (by rank), then the others in the artifact's order. */
@@ -607,10 +641,13 @@ class SummaryParts {
     for (const c of this.claims) if (!this.offeredClaims.has(c.index)) this.offerClaim(c);
   }
 
-  served(): Pick<Recall, "claims" | "pending" | "unresolvedConflicts" | "summary"> {
+  served(): Pick<Recall, "claims" | "pending" | "unresolvedConflicts" | "summary" | "days"> {
+    const claims = this.claims.filter((c) => this.keptClaims.has(c.index)).map((c) => c.claim);
+    const pending = this.keptPending.map((p) => p.item);
     return {
-      claims: this.claims.filter((c) => this.keptClaims.has(c.index)).map((c) => c.claim),
-      pending: this.keptPending.map((p) => p.item),
+      claims,
+      pending,
+      days: { claims: claims.map(shownDay), pending: pending.map(shownDay) },
       unresolvedConflicts: this.keptConflicts,
       summary: this.keptSummary ? this.artifact.body.summary : null,
     };

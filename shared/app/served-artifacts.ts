@@ -13,8 +13,8 @@ import {
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
-import { loadRecallSearch, RecallIndex, type RecallSearch } from "./recall-index.ts";
-import type { RecallSection, RecallSectionItems } from "./recall-text.ts";
+import { loadRecallSearch, type RecallDays, RecallIndex, type RecallSearch } from "./recall-index.ts";
+import { type RecallSection, type RecallSectionItems, showDays } from "./recall-text.ts";
 
 /**
  * Artifacts as recall serves them, read and parsed once per store: an artifact's body and recall
@@ -108,9 +108,9 @@ export class ServedArtifacts {
   }
 }
 
-/** What an item of a recall answer costs in one rendering (JSON or text). */
+/** What an item of a recall answer costs in one rendering (JSON, text version 2 or 1). */
 export interface PartMeasure {
-  readonly rendering: "json" | "text";
+  readonly rendering: "json" | "text" | "text-v1";
   item<S extends RecallSection>(section: S, item: RecallSectionItems[S]): number;
 }
 
@@ -118,7 +118,16 @@ export interface PartMeasure {
 export class ServedBody {
   private readonly counted = new Map<PartMeasure["rendering"], Promise<PartTokens>>();
 
+  private daysShown = false;
+
   constructor(readonly body: ConsolidationOutput) {}
+
+  /** Remembers the days its index gives its claims and pending items (once), for the text to show. */
+  showDays(index: ServedIndex): void {
+    if (this.daysShown || index.days === undefined) return;
+    showDays(this.body, index.days);
+    this.daysShown = true;
+  }
 
   /**
    * Tokens of each claim, pending item and conflict and of the summary, as `measure` counts them;
@@ -159,12 +168,15 @@ export class ServedIndex {
   readonly coldInputs: number | undefined;
   /** Whether the search ranks the summary's claims and pending items too (version 2 indexes). */
   readonly ranksClaims: boolean;
+  /** The days shown beside claims and pending items (version 2 indexes). */
+  readonly days: RecallDays | undefined;
   private loaded: Promise<RecallSearch> | undefined;
 
   constructor(private readonly index: RecallIndex) {
     this.mustPreserveClaims = new Set(index.mustPreserveClaims);
     this.coldInputs = index.coldInputs;
     this.ranksClaims = index.version === 2;
+    this.days = index.version === 2 ? index.days : undefined;
   }
 
   /** The index's search, loaded once (a step at a time; recalls arriving meanwhile wait for it). */

@@ -1,5 +1,5 @@
 import type { Recall } from "#app/recall.ts";
-import { recall } from "#app/recall.ts";
+import { recall, textVersionOf } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
 import { describeIssues } from "#runtime/issues.ts";
@@ -11,7 +11,7 @@ const CLI_SEARCH_HINT = "memgate recall SUBJECT --query WORDS";
 
 /** What an agent should remember (CONTRACT §5, the same options as §6's GET …/recall). */
 export const RECALL_COMMAND: Command = storeCommand(
-  "memgate recall SUBJECT [--scope S] [--budget TOKENS] [--query TEXT] [--cursor C] [--format json|text]\n\n--format text prints the recall as an agent reads it in a prompt (CONTRACT §5a), --budget then\ncounting the text's tokens; json (the default) prints the JSON answer (as --json does).",
+  "memgate recall SUBJECT [--scope S] [--budget TOKENS] [--query TEXT] [--cursor C] [--format json|text|text-v1]\n\n--format text prints the recall as an agent reads it in a prompt (CONTRACT §5a, version 2; text-v1\nits first version), --budget then counting the text's tokens; json (the default) prints the JSON\nanswer (as --json does).",
   {
     cursor: { type: "string" },
     scope: { type: "string" },
@@ -29,14 +29,16 @@ export const RECALL_COMMAND: Command = storeCommand(
     });
     if (!options.success) throw new UsageError(`--${describeIssues(options.error)}`);
     const format = options.data.format;
-    if (format === "text" && values.json === true)
-      throw new UsageError("--json and --format text ask for different outputs: give one of them");
+    const version = textVersionOf(format);
+    if (version !== null && values.json === true)
+      throw new UsageError(`--json and --format ${format} ask for different outputs: give one of them`);
     return withRuntime(
       values,
       io,
       async (deps) => {
         const result = await recall(deps, subject, { ...options.data, searchHint: CLI_SEARCH_HINT });
-        if (format === "text") io.out(renderServedRecallText(result, { searchHint: CLI_SEARCH_HINT }).text);
+        if (version !== null)
+          io.out(renderServedRecallText(result, { searchHint: CLI_SEARCH_HINT, version }).text);
         else
           print(io, format === "json" ? { ...values, json: true } : values, result, describeRecall(result));
         return EXIT.ok;

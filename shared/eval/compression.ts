@@ -1,6 +1,6 @@
 import { itemlessRecall, type Recall } from "#app/recall.ts";
-import { uncitedInputs } from "#app/recall-index.ts";
-import { renderRecallText } from "#app/recall-text.ts";
+import { servedDays, uncitedInputs } from "#app/recall-index.ts";
+import { renderRecallText, showDays } from "#app/recall-text.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
 
@@ -66,6 +66,12 @@ export function measureCompression(
   options: { artifactId: string; highWater: number },
 ): CompressionMeasure {
   const coldInputs = coldInputCount(body, validInputs);
+  // The days the text shows beside claims and tasks, as recall shows a published summary's.
+  const byId = new Map(validInputs.map((event) => [event.eventId, event]));
+  showDays(
+    body,
+    servedDays(body, (id) => byId.get(id)),
+  );
   const { coldRefs: _cold, ...served } = body;
   return {
     rawTokens: countTokens(renderRecallText(rawRecall(validInputs, options.highWater))),

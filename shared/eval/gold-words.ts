@@ -38,11 +38,16 @@ export function servedFact(fact: GoldFact, body: ConsolidationOutput): ServedFac
       0,
     ),
   };
+  // What an agent reads of the fact: its item lines, under the headings naming their scopes (text
+  // version 2). The ids a line ends with (" ← ana-54") are provenance, not words: "ana-54" holds no 54.
   const lines = renderRecallText(recall, { coldInputs: 0 })
     .split("\n")
-    .filter((line) => line !== "" && !line.startsWith("#"));
-  // The ids a line ends with (" ← ana-54") are provenance, not words: "ana-54" holds no 54.
-  const served = servedWords(lines.map((line) => line.slice(0, line.lastIndexOf(" ← "))).join("\n"));
+    .filter((line) => line !== "" && (!line.startsWith("#") || line.startsWith("### ")));
+  const served = servedWords(
+    lines
+      .map((line) => (line.startsWith("### ") ? line.slice(4) : line.slice(0, line.lastIndexOf(" ← "))))
+      .join("\n"),
+  );
   const missing = (fact.words ?? [])
     .filter((entry) => !(typeof entry === "string" ? [entry] : entry).some((word) => served.holds(word)))
     .map((entry) => (typeof entry === "string" ? entry : entry.join(" | ")));

@@ -90,6 +90,9 @@ const Recall = z.object({
   tail: z.array(StoredEvent),
   events: z.array(StoredEvent),
   cold: z.array(StoredEvent),
+  days: z
+    .object({ claims: z.array(z.string().nullable()), pending: z.array(z.string().nullable()) })
+    .openapi({ description: "the day shown beside each served claim and pending item (aligned with them)" }),
   earlierReadings: z.array(
     z.object({
       eventId: z.string(),

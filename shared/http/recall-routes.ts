@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { currentSummary } from "#app/current-summary.ts";
 import type { Deps } from "#app/deps.ts";
-import { type RecallFormat, recall } from "#app/recall.ts";
+import { type RecallFormat, recall, textVersionOf } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
 import { knownSubjectSnapshot, unknownSubjectError } from "#app/snapshot.ts";
@@ -26,11 +26,14 @@ const recallRoute = createRoute({
     query: z.object({
       scope: z.string().optional().openapi({ description: "that scope's items and the global ones" }),
       budget: z.string().optional().openapi({ description: "at most this many tokens (cl100k_base)" }),
-      query: z.string().optional().openapi({ description: "lexical search over the cold layer" }),
+      query: z.string().optional().openapi({
+        description:
+          "the question to answer, as an agent asks it: the claims and cold events it reaches are ranked first (CONTRACT §6 Search)",
+      }),
       cursor: z.string().optional().openapi({ description: "nextCursor of the previous page" }),
       format: z.string().optional().openapi({
         description:
-          "json (default) or text: the recall as an agent reads it (CONTRACT §5a); without it, `Accept: text/plain` asks for text",
+          "json (default), text (the recall as an agent reads it, CONTRACT §5a version 2) or text-v1 (its first version); without it, `Accept: text/plain` asks for text",
       }),
     }),
   },
@@ -39,7 +42,11 @@ const recallRoute = createRoute({
       description: "the recall (JSON, or text when asked for)",
       content: {
         "application/json": { schema: Answers.Recall },
-        "text/plain": { schema: z.string().openapi({ description: "CONTRACT §5a, memgate-recall-text/1" }) },
+        "text/plain": {
+          schema: z
+            .string()
+            .openapi({ description: "CONTRACT §5a, memgate-recall-text/2 (or /1 with format=text-v1)" }),
+        },
       },
     },
     ...REFUSALS,
@@ -73,8 +80,9 @@ export function recallRoutes(deps: Deps, recallServed?: (mode: "summary" | "raw"
       const answer = await recall(deps, subject, options);
       if (answer.highWater === 0) throw unknownSubjectError(subject);
       recallServed?.(answer.mode);
-      if (format === "text")
-        return c.text(renderServedRecallText(answer, options).text, 200, {
+      const version = textVersionOf(format);
+      if (version !== null)
+        return c.text(renderServedRecallText(answer, { ...options, version }).text, 200, {
           "content-type": "text/plain; charset=utf-8",
         });
       return c.json(answer, 200);

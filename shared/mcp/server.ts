@@ -9,7 +9,7 @@ import { appendValidEvents, revokeEvents } from "#app/append.ts";
 import { currentSummary } from "#app/current-summary.ts";
 import type { Deps } from "#app/deps.ts";
 import { explainClaims } from "#app/explain.ts";
-import { recall } from "#app/recall.ts";
+import { recall, textVersionOf } from "#app/recall.ts";
 import { MAX_QUERY_CHARACTERS, RecallQuery } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
 import { knownSubjectSnapshot, unknownSubjectError } from "#app/snapshot.ts";
@@ -137,9 +137,11 @@ export function createMcpServer(options: McpOptions): Server {
             ),
           cursor: z.string().max(200).optional().describe("nextCursor of the previous answer"),
           format: z
-            .enum(["text", "json"])
+            .enum(["text", "json", "text-v1"])
             .default("text")
-            .describe("text (default): one line per item, CONTRACT §5a; json: the JSON recall"),
+            .describe(
+              "text (default): one line per item, CONTRACT §5a; json: the JSON recall; text-v1: the text's first version",
+            ),
         })
         .strict(),
       call: async ({ subject, budget, format, ...rest }) => {
@@ -153,7 +155,10 @@ export function createMcpServer(options: McpOptions): Server {
         const answer = await recall(deps, named, options);
         // As the HTTP API's 404: a subject with no events is unknown, not an empty memory.
         if (answer.highWater === 0) throw unknownSubjectError(named);
-        return format === "text" ? new TextAnswer(renderServedRecallText(answer, options).text) : answer;
+        const version = textVersionOf(format);
+        return version === null
+          ? answer
+          : new TextAnswer(renderServedRecallText(answer, { ...options, version }).text);
       },
     }),
     forget: tool({

@@ -114,7 +114,7 @@ describe("memgate mcp", () => {
     expect(answer.structured).toBeUndefined();
     const lines = answer.text.split("\n");
     expect(lines[0]).toMatch(/^# memgate recall: summary \S+ \(clock 3, epoch 0\)$/);
-    expect(lines).toContain('task open: "Rotate the deploy key by Dec 18." ← t-1');
+    expect(lines).toContain('"Rotate the deploy key by Dec 18." ← t-1');
     expect(lines).toContain("# cold: 1 input not shown; search them with the recall tool's query argument");
     const served = Number(/^# served: (\d+) tokens$/m.exec(answer.text)?.[1]);
     expect(countTokens(answer.text)).toBe(served);

@@ -54,7 +54,7 @@ describe("memgate recall --format", () => {
   it("refuses an unknown format and --json beside --format text, naming the flag", async () => {
     const unknown = await memgate(["recall", "ana", "--home", home, "--format", "yaml"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/--format: must be "json" or "text"/);
+    expect(unknown.stderr).toMatch(/--format: must be "json", "text" or "text-v1"/);
     const both = await memgate(["recall", "ana", "--home", home, "--format", "text", "--json"]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/--json and --format text/);

@@ -110,7 +110,7 @@ describe("recall as text: examples", () => {
         }),
       ],
     });
-    expect(renderRecallText(recall, { coldInputs: 9 })).toBe(expected);
+    expect(renderRecallText(recall, { version: 1, coldInputs: 9 })).toBe(expected);
   });
 
   it("raw mode: the reason on the first line (line breaks folded), the scope asked for, events in one shape", () => {
@@ -126,7 +126,7 @@ describe("recall as text: examples", () => {
         ],
         nextCursor: "eyJhZnRlciI6Mn0",
       }),
-      { coldInputs: 4 },
+      { coldInputs: 4, version: 1 },
     );
     expect(text).toBe(
       [
@@ -150,6 +150,7 @@ describe("recall as text: examples", () => {
           claim("语言", { text: "中文" }, { text: "不要英文" }),
         ],
       }),
+      { version: 1 },
     ).split("\n");
     expect(lines.slice(1, 6)).toEqual([
       "## claims",
@@ -177,6 +178,7 @@ describe("recall as text: examples", () => {
           claim("stock.count", { quantity: "3", unit: "item" }, { status: "earlier", derivedFrom: ["s-1"] }),
         ],
       }),
+      { version: 1 },
     );
     expect(text.split("\n").slice(2, 5)).toEqual([
       "backup.bucket_size [bucket:b]: 4.1 TB ← ana-51",
@@ -184,9 +186,9 @@ describe("recall as text: examples", () => {
       "stock.count: 3 item (earlier) ← s-1",
     ]);
     // A text value that starts like the marker is quoted, so a reader never mistakes it.
-    expect(renderRecallText(recallOf({ claims: [claim("k", { entity: "x (earlier" })] }))).toContain(
-      'k: "x (earlier" ← e-1',
-    );
+    expect(
+      renderRecallText(recallOf({ claims: [claim("k", { entity: "x (earlier" })] }), { version: 1 }),
+    ).toContain('k: "x (earlier" ← e-1');
   });
 
   it("quotes a key, scope, value or id that would break the grammar", () => {
@@ -198,6 +200,7 @@ describe("recall as text: examples", () => {
           claim(" padded", { scopes: [] }),
         ],
       }),
+      { version: 1 },
     );
     expect(text.split("\n").slice(2, 5)).toEqual([
       '"# not a heading" ["a]b"]: "NOT a negation" ← e-1',
@@ -209,15 +212,20 @@ describe("recall as text: examples", () => {
   it("names an event larger than the whole budget on a line of its own, which its cost counts", () => {
     const skipped = { eventId: "big-1", sequence: 4, tokens: 900 };
     const empty = recallOf({});
-    const text = renderRecallText(recallOf({ omitted: { ...empty.omitted, oversized: [skipped] } }), {});
+    const text = renderRecallText(recallOf({ omitted: { ...empty.omitted, oversized: [skipped] } }), {
+      version: 1,
+    });
     const line = "# skipped, larger than the budget leaves a page: big-1 (900 tokens)";
     expect(text.split("\n")).toContain(line);
-    expect(countTokens(text) - countTokens(renderRecallText(empty, {}))).toBe(textSkippedTokens(skipped));
+    expect(countTokens(text) - countTokens(renderRecallText(empty, { version: 1 }))).toBe(
+      textSkippedTokens(skipped),
+    );
   });
 
   it("says what the budget left out and that inputs stay cold, counted or not", () => {
     const omitted = { claims: 2, pending: 1, unresolvedConflicts: 0, summary: true, cold: 3, oversized: [] };
     const counted = renderRecallText(recallOf({ claims: [claim("k", { bool: true })], omitted }), {
+      version: 1,
       coldInputs: 1,
       searchHint: "memgate recall SUBJECT --query WORDS",
     });
@@ -226,9 +234,9 @@ describe("recall as text: examples", () => {
       "# cold: 1 input not shown; search them with memgate recall SUBJECT --query WORDS",
       "",
     ]);
-    const uncounted = renderRecallText(recallOf({ claims: [claim("k", { bool: false })] }));
+    const uncounted = renderRecallText(recallOf({ claims: [claim("k", { bool: false })] }), { version: 1 });
     expect(uncounted).toContain("# cold: inputs the summary left cold are not shown; search them with");
-    expect(renderRecallText(recallOf({}), { coldInputs: 0 })).not.toContain("# cold");
+    expect(renderRecallText(recallOf({}), { version: 1, coldInputs: 0 })).not.toContain("# cold");
   });
 });
 
@@ -487,7 +495,7 @@ describe("recall as text: properties", () => {
   it("a reader of the contract finds every claim, task, conflict and event exactly once, with its structure", () => {
     fc.assert(
       fc.property(recallArb, fc.option(fc.nat(50), { nil: null }), (recall, coldInputs) => {
-        const text = renderRecallText(recall, { coldInputs });
+        const text = renderRecallText(recall, { version: 1, coldInputs });
         // No line break but the line ends, no control character anywhere in a line.
         for (const line of text.slice(0, -1).split("\n")) expect(line).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
         const { first, sections, notes } = readRecall(text);
@@ -558,7 +566,7 @@ describe("recall as text: properties", () => {
   it("counts the text it serves as cl100k_base counts the whole text, its own note included", () => {
     fc.assert(
       fc.property(recallArb, fc.option(fc.nat(50), { nil: null }), (recall, coldInputs) => {
-        const served = renderServedRecallText(recall, { coldInputs });
+        const served = renderServedRecallText(recall, { version: 1, coldInputs });
         expect(served.tokens).toBe(countTokens(served.text));
       }),
       { numRuns: 300 },
@@ -577,9 +585,9 @@ describe("recall as text: properties", () => {
     };
     fc.assert(
       fc.property(recallArb, (recall) => {
-        const once = renderRecallText(recall, { coldInputs: 3 });
-        expect(renderRecallText(recall, { coldInputs: 3 })).toBe(once);
-        expect(renderRecallText(reorder(recall) as Recall, { coldInputs: 3 })).toBe(once);
+        const once = renderRecallText(recall, { version: 1, coldInputs: 3 });
+        expect(renderRecallText(recall, { version: 1, coldInputs: 3 })).toBe(once);
+        expect(renderRecallText(reorder(recall) as Recall, { version: 1, coldInputs: 3 })).toBe(once);
       }),
       { numRuns: 100 },
     );

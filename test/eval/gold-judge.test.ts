@@ -41,7 +41,8 @@ describe("gold facts and the judge", () => {
     const [travel] = report.perSubject;
     const krisflyer = asked.find((item) => item.text.includes("KrisFlyer"));
     expect(krisflyer?.events.map((event) => event.text)).toEqual([
-      'loyalty.program [person:lin]: "KrisFlyer" ← lin-5',
+      "### person:lin",
+      'loyalty.program: "KrisFlyer" ← lin-5',
     ]);
     expect(travel?.missedFacts).toContainEqual(
       expect.stringContaining("(the judge test-judge: the lines do not say partner programmes)"),

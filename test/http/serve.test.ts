@@ -77,7 +77,9 @@ describe("memgate serve", () => {
     expect(byParameter.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     const text = await byParameter.text();
     expect(text).toMatch(/^# memgate recall: summary /);
-    expect(text).toContain("memory:c-1");
+    // Version 2: the constraint's claim says what it is about; its key, made of its event id, is left out.
+    expect(text).toContain('"Backups must be encrypted." ← c-1');
+    expect(await (await get("?format=text-v1")).text()).toContain("memory:c-1");
     expect(text).toContain(
       "# cold: 1 input not shown; search them with GET /v1/subjects/{subject}/recall?query=WORDS\n",
     );

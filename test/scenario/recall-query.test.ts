@@ -68,7 +68,9 @@ describe("recall with a question", () => {
     expect(answer.mode).toBe("summary");
     expect(answer.cold.map((event) => event.eventId)[0]).toBe("n-4");
     const text = renderServedRecallText(answer).text;
-    expect(text).toContain('note 2026-05-04: "Pottery class was great: I made a blue bowl and a cup." ← n-4');
+    expect(text).toContain(
+      'note 2026-05-04 Mia: "Pottery class was great: I made a blue bowl and a cup." ← n-4',
+    );
   });
 
   it("under a budget: must-preserve claims, tasks, then what the question reaches, before the tail and the claims it does not reach", async () => {
