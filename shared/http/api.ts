@@ -5,8 +5,10 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Deps } from "#app/deps.ts";
 import { API_ROLES } from "#runtime/api-roles.ts";
-import { MAX_REQUEST_BYTES, REVIEW_PAGE_PATHS } from "#runtime/settings.ts";
+import { MAX_REQUEST_BYTES } from "#runtime/settings.ts";
+import { accessChecked, noRoute } from "./access.ts";
 import { artifactRoutes } from "./artifact-routes.ts";
+import { requestPath, routedPath } from "./canonical-path.ts";
 import { API_COMPONENTS } from "./components.ts";
 import { eventRoutes } from "./event-routes.ts";
 import { idempotentPosts } from "./idempotency.ts";
@@ -14,8 +16,8 @@ import { HttpProblemError, problemOf } from "./problems.ts";
 import { recallRoutes } from "./recall-routes.ts";
 import { reviewPageRoutes } from "./review-page-routes.ts";
 import { reviewRoutes } from "./review-routes.ts";
-import { type RoleToken, rolesRequired } from "./role-tokens.ts";
-import { requestPath, subjectSegmentChecked } from "./router.ts";
+import type { RoleToken } from "./role-tokens.ts";
+import { subjectSegmentChecked } from "./router.ts";
 import { policyRoutes, settingsRoutes, subjectRoutes } from "./settings-routes.ts";
 
 export interface ApiOptions {
@@ -58,7 +60,8 @@ const DOCUMENT_INFO = {
  */
 export function createApi(options: ApiOptions): OpenAPIHono {
   const { deps } = options;
-  const app = new OpenAPIHono();
+  // Routed on the canonical path, the one the access check, the subject check and idempotency read.
+  const app = new OpenAPIHono({ getPath: routedPath });
 
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -67,19 +70,16 @@ export function createApi(options: ApiOptions): OpenAPIHono {
       `${c.req.method} ${requestPath(c)} ${c.res.status} ${Math.round(performance.now() - started)}ms`,
     );
   });
-  // Authentication first: an unknown token is 401, a known one without the route's role 403. The
-  // health check and the review page's static files hold no memory: the page asks for the token
-  // and sends it with every API call it makes.
-  const tokens = [
-    ...(options.token === undefined ? [] : [{ token: options.token, roles: API_ROLES }]),
-    ...(options.roleTokens ?? []),
-  ];
-  if (tokens.length > 0) {
-    // One set lookup per request (hono's `except` ran a router and two combinators for it).
-    const open = new Set<string>(["/healthz", ...Object.values(REVIEW_PAGE_PATHS)]);
-    const required = rolesRequired(tokens);
-    app.use("*", (c, next) => (open.has(c.req.path) ? next() : required(c, next)));
-  }
+  // Authentication first: an unknown token is 401; then the path, which must decode (400) and
+  // name a route (404); then the route's roles (403). The health check and the review page's
+  // static files hold no memory: the page asks for the token and sends it with every API call.
+  app.use(
+    "*",
+    accessChecked([
+      ...(options.token === undefined ? [] : [{ token: options.token, roles: API_ROLES }]),
+      ...(options.roleTokens ?? []),
+    ]),
+  );
   // Then the checks against other origins, on what an authenticated caller sent.
   if (options.allowedHosts !== undefined) app.use("*", browserGuard(options.allowedHosts));
   const tooLarge = () => {
@@ -110,17 +110,7 @@ export function createApi(options: ApiOptions): OpenAPIHono {
     if (problem.retryAfterSeconds !== undefined) c.header("Retry-After", String(problem.retryAfterSeconds));
     return c.json(problem.body(), problem.status);
   });
-  app.notFound((c) =>
-    c.json(
-      new HttpProblemError(
-        404,
-        "not-found",
-        `path: no route ${c.req.method} ${requestPath(c)}; see GET /v1/openapi.json`,
-        "path",
-      ).body(),
-      404,
-    ),
-  );
+  app.notFound((c) => c.json(noRoute(c.req.method, requestPath(c)).body(), 404));
 
   app.use("/v1/subjects/*", subjectSegmentChecked);
   app

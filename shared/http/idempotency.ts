@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import { requestPath } from "./canonical-path.ts";
 import { HttpProblemError } from "./problems.ts";
-import { requestPath } from "./router.ts";
 
 /** How many keys are remembered, and for how long (CONTRACT §6 "Retries"). */
 export const IDEMPOTENCY_KEYS = 10_000;

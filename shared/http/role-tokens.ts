@@ -1,8 +1,4 @@
-import { hash, timingSafeEqual } from "node:crypto";
-import type { Context, MiddlewareHandler } from "hono";
-import { API_ROLES, API_ROUTES, type ApiRole, type ApiRouteAccess } from "#runtime/api-roles.ts";
-import { HttpProblemError } from "./problems.ts";
-import { requestPath } from "./router.ts";
+import { API_ROLES, type ApiRole } from "#runtime/api-roles.ts";
 
 /** A bearer token of `memgate serve` and the roles it holds (shared/runtime/api-roles.ts). */
 export interface RoleToken {
@@ -57,68 +53,4 @@ function checkToken(token: string, flag: string): void {
   // RFC 6750's token characters: anything else could never be sent as Authorization: Bearer.
   if (!/^[A-Za-z0-9._~+/-]+=*$/.test(token))
     throw new RoleTokenError(`${flag} may hold only letters, digits and - . _ ~ + / (then = padding)`);
-}
-
-/** Each route of API_ROUTES as a pattern over the request's (percent-encoded) path. */
-const ROUTE_PATTERNS = API_ROUTES.map((route) => ({
-  route,
-  pattern: new RegExp(`^${route.path.replace(/\{[^}]+\}/g, "[^/]+")}$`),
-}));
-
-/** The route a request calls; null for a path the API does not serve (the router answers 404). */
-export function routeCalled(method: string, path: string): ApiRouteAccess | null {
-  const asGet = method === "HEAD" ? "GET" : method;
-  return (
-    ROUTE_PATTERNS.find(({ route, pattern }) => route.method === asGet && pattern.test(path))?.route ?? null
-  );
-}
-
-const digest = (text: string) => hash("sha256", text, "buffer");
-
-/**
- * `Authorization: Bearer <token>` against every token (a constant-time comparison of digests, so
- * neither a token's content nor its length leaks): a missing, malformed or unknown token is the
- * contract's 401; a known token without a role the route allows is 403 naming the roles it needs.
- */
-export function rolesRequired(tokens: readonly RoleToken[]): MiddlewareHandler {
-  const known = tokens.map((entry) => ({
-    ...entry,
-    digest: digest(entry.token),
-    everyRole: API_ROLES.every((role) => entry.roles.includes(role)),
-  }));
-  return async (c, next) => {
-    // The scheme in any case (RFC 9110 §11.1), then the token and nothing else.
-    const sent = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("Authorization") ?? "")?.[1];
-    const presented = sent === undefined ? null : digest(sent);
-    let holder: (typeof known)[number] | undefined;
-    for (const entry of known)
-      if (presented !== null && timingSafeEqual(entry.digest, presented)) holder = entry;
-    if (holder === undefined) return unauthorized(c);
-    // A token holding every role opens every route: no route to look up.
-    const route = holder.everyRole ? null : routeCalled(c.req.method, requestPath(c));
-    if (route !== null && !route.roles.some((role) => holder.roles.includes(role)))
-      return c.json(
-        new HttpProblemError(
-          403,
-          "forbidden",
-          `${route.method} ${route.path} needs a token with the role ${route.roles.join(" or ")}; this token holds ${holder.roles.join(", ")}`,
-          "Authorization",
-        ).body(),
-        403,
-      );
-    await next();
-  };
-}
-
-function unauthorized(c: Context) {
-  c.header("WWW-Authenticate", 'Bearer realm="memgate"');
-  return c.json(
-    new HttpProblemError(
-      401,
-      "unauthorized",
-      "Authorization: send the token memgate serve was started with, as Authorization: Bearer <token>",
-      "Authorization",
-    ).body(),
-    401,
-  );
 }

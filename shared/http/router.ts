@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import type { Deps } from "#app/deps.ts";
 import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
@@ -9,6 +9,7 @@ import { InputError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
 import { firstIssue } from "#runtime/issues.ts";
 import { MAX_EVENTS_PER_REQUEST } from "#runtime/settings.ts";
+import { requestCanonicalPath } from "./canonical-path.ts";
 import { Answers } from "./components.ts";
 import { HttpProblemError } from "./problems.ts";
 
@@ -78,21 +79,15 @@ export const subjectRoute = routesOn(SubjectPath);
 export const artifactRoute = routesOn(ArtifactPath);
 
 /**
- * Every `/v1/subjects/{subject}/…` request: the segment as sent (before any lenient decoding) must
- * be percent-encoded UTF-8 and a subject under the contract's rule; `%FF` is a 400, never the
- * literal subject "%FF". Runs before every subject route, so the handlers read a checked subject.
+ * Every `/v1/subjects/{subject}/…` request: the subject segment of the canonical path (decoded
+ * once; a path that does not decode was refused before) under the contract's rule. Runs before
+ * every subject route, so the handlers read a checked subject.
  */
 export const subjectSegmentChecked: MiddlewareHandler = async (c, next) => {
-  const segment = /^\/v1\/subjects\/([^/]*)/.exec(requestPath(c))?.[1];
-  if (segment !== undefined) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      throw invalid("subject", "must be percent-encoded UTF-8 (a %XX sequence decodes to no character)");
-    }
-    parseSubject(decoded);
-  }
+  const path = requestCanonicalPath(c.req.raw);
+  const segment =
+    path.ok && path.segments[1] === "v1" && path.segments[2] === "subjects" ? path.segments[3] : undefined;
+  if (segment !== undefined) parseSubject(segment);
   await next();
 };
 
@@ -116,20 +111,6 @@ export function parseSubject(raw: string): string {
  */
 const acceptedSubjects = new Map<string, string>();
 const ACCEPTED_SUBJECTS_LIMIT = 4096;
-
-/**
- * The request's path as sent (percent-encoded, as `URL.pathname` reads it), read once per request:
- * the request log, the role check and the subject check each need it.
- */
-export function requestPath(c: Context): string {
-  let path = requestPaths.get(c.req);
-  if (path === undefined) {
-    path = new URL(c.req.url).pathname;
-    requestPaths.set(c.req, path);
-  }
-  return path;
-}
-const requestPaths = new WeakMap<object, string>();
 
 /** The clock as §6 shows it (the alias by its artifact). */
 export function clockView(snapshot: Snapshot) {

@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { memgate } from "#harness/cli.ts";
 import { depsOverStore, temporaryStore } from "#harness/pipeline-builders.ts";
+import { routeCalled } from "#http/access.ts";
 import { createApi } from "#http/api.ts";
-import { RoleTokenError, roleTokens, routeCalled } from "#http/role-tokens.ts";
+import { RoleTokenError, roleTokens } from "#http/role-tokens.ts";
 import { API_ROUTES } from "#runtime/api-roles.ts";
 
 const store = temporaryStore("roles");
