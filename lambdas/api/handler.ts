@@ -5,12 +5,12 @@ import middy from "@middy/core";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { lambdaRuntime } from "#adapters/aws/lambda-runtime.ts";
 import { createApi } from "#http/api.ts";
-import { pathAsSent } from "#http/api-gateway-path.ts";
+import { gatewayRoutedEvent, noRouteAnswer } from "#http/api-gateway-path.ts";
 import { MetricDimensions, MetricNames } from "#observability/metric-names.ts";
 
 /**
  * The agents' HTTP API (API Gateway HTTP API, payload format 2.0): the router `memgate serve` runs,
- * on the path the caller sent (API Gateway decodes rawPath; pathAsSent encodes the parameters again).
+ * on the route API Gateway matched and authorized, never on rawPath (gatewayRoutedEvent).
  */
 const runtime = lambdaRuntime();
 const { logger, metrics, tracer } = runtime;
@@ -27,9 +27,10 @@ const serveApi = handle(api);
 /** Payload format 2.0, the only one the tenant stack's HTTP API sends. */
 type HttpApiEvent = Extract<LambdaEvent, { rawPath: string; routeKey: string }>;
 
-export const handler = middy((event: HttpApiEvent, context: LambdaContext) =>
-  serveApi(pathAsSent(event), context),
-)
+export const handler = middy(async (event: HttpApiEvent, context: LambdaContext) => {
+  const routed = gatewayRoutedEvent(event);
+  return routed === null ? noRouteAnswer(event) : serveApi(routed, context);
+})
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger))
   .use(logMetrics(metrics));

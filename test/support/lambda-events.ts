@@ -30,12 +30,34 @@ export function lambdaContext(functionName = "memgate-test"): Context {
   };
 }
 
+/**
+ * How API Gateway matches a route, which its documentation leaves open: on the path as sent (a
+ * parameter is one encoded segment, decoded after), or on the path decoded first (a `%2F` then
+ * splits segments). The api function must serve the route it is handed either way.
+ */
+export type GatewayMatching = "as-sent" | "decoded";
+
+/**
+ * Percent-decoding as a gateway may hand text on: each `%XX` run that decodes is decoded, any other
+ * kept as sent (the HTTP API refuses some such paths itself; a function must not rely on it).
+ */
+export function decodedLeniently(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
 /** The tenant stack's route a request matches (API_ROUTES), with its decoded path parameters. */
 function routeOf(
   method: string,
   sentPath: string,
+  matching: GatewayMatching,
 ): { path: string; pathParameters?: Record<string, string> } | undefined {
-  const sent = sentPath.split("/");
+  const sent = matching === "as-sent" ? sentPath.split("/") : decodedLeniently(sentPath).split("/");
   for (const route of API_ROUTES) {
     if (route.method !== method) continue;
     const template = route.path.split("/");
@@ -45,7 +67,7 @@ function routeOf(
       const name = /^\{(\w+)\}$/.exec(part)?.[1];
       const value = sent[i] ?? "";
       if (name === undefined) return part === value;
-      pathParameters[name] = decodeURIComponent(value);
+      pathParameters[name] = matching === "as-sent" ? decodedLeniently(value) : value;
       return value !== "";
     });
     if (matches)
@@ -54,18 +76,33 @@ function routeOf(
   return undefined;
 }
 
-/** An HTTP API request as API Gateway hands it to the Lambda (payload format 2.0). */
+/** What a test sets by hand in an event API Gateway would not send as such. */
+export interface GatewayOverrides {
+  routeKey?: string;
+  rawPath?: string;
+  pathParameters?: Record<string, string>;
+}
+
+/**
+ * An HTTP API request as API Gateway hands it to the Lambda (payload format 2.0): the route it
+ * matched (`$default` for none), the path and the route's parameters percent-decoded (a subject
+ * "a/b" sent as a%2Fb arrives as rawPath ".../a/b/...").
+ */
 export function httpApiEvent(
   method: string,
   pathWithQuery: string,
-  options: { body?: string; headers?: Record<string, string> } = {},
+  options: {
+    body?: string | undefined;
+    headers?: Record<string, string>;
+    matching?: GatewayMatching;
+    overrides?: GatewayOverrides;
+  } = {},
 ): APIGatewayProxyEventV2 {
   const [sentPath = "/", rawQueryString = ""] = pathWithQuery.split("?");
-  // API Gateway matches the route on the path as sent, then hands both the path and the route's
-  // parameters over percent-decoded (a subject "a/b" sent as a%2Fb arrives as rawPath ".../a/b/...").
-  const route = routeOf(method, sentPath);
-  const rawPath = decodeURIComponent(sentPath);
-  const routeKey = route ? `${method} ${route.path}` : "$default";
+  const route = routeOf(method, sentPath, options.matching ?? "as-sent");
+  const rawPath = options.overrides?.rawPath ?? decodedLeniently(sentPath);
+  const routeKey = options.overrides?.routeKey ?? (route ? `${method} ${route.path}` : "$default");
+  const pathParameters = options.overrides?.pathParameters ?? route?.pathParameters;
   const headers = { host: "abc123.execute-api.us-east-1.amazonaws.com", ...options.headers };
   const queryStringParameters = rawQueryString
     ? Object.fromEntries(new URLSearchParams(rawQueryString))
@@ -74,7 +111,7 @@ export function httpApiEvent(
     version: "2.0",
     routeKey,
     rawPath,
-    ...(route?.pathParameters ? { pathParameters: route.pathParameters } : {}),
+    ...(pathParameters ? { pathParameters } : {}),
     rawQueryString,
     headers,
     ...(queryStringParameters ? { queryStringParameters } : {}),
