@@ -140,6 +140,26 @@ export function worstAppendBody(batch: number, count = MAX_EVENTS_PER_REQUEST): 
   return bodyOf(text, Math.min(LIMITS.textValueBytes, room - text));
 }
 
+/** Where the deepest body nests: the whole of it, inside `{"events":[…]}`, or as one NDJSON line. */
+export type DeepShape = "bare" | "in-events" | "ndjson";
+
+/**
+ * The deepest body a request can carry, refused (400) whatever it holds: 5 MiB of JSON nesting
+ * 2.6 million levels (`[[[…]]]`), bare, as the first event of `{"events":[…]}`, or as one NDJSON
+ * line. Parsed whole before its depth was checked it held the serving thread for seconds.
+ */
+export function deepestBody(shape: DeepShape = "bare"): string {
+  const [open, close] = shape === "in-events" ? ['{"events":[', "]}"] : ["", ""];
+  const levels = Math.floor((MAX_REQUEST_BYTES - open.length - close.length) / 2);
+  return `${open}${"[".repeat(levels)}${"]".repeat(levels)}${close}`;
+}
+
+/** A body of `length` bytes refused at once by its shape (`events` is a string), no deeper than 1. */
+export function flatRefusedBody(length: number): string {
+  const shell = JSON.stringify({ events: "" });
+  return JSON.stringify({ events: "x".repeat(length - shell.length) });
+}
+
 /** A plain append: one short note, the unit the cost bound is stated in. */
 export function plainAppendBody(n: number): string {
   return JSON.stringify({ events: [{ eventId: `plain-${n}`, kind: "note", text: `Plain note ${n}.` }] });

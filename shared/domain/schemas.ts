@@ -72,17 +72,18 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+/** The refusal of `what` nesting deeper than MAX_NESTING_DEPTH (the schema's, and a body scan's). */
+export function nestingMessage(what: string): string {
+  return `${what} nests deeper than ${MAX_NESTING_DEPTH} levels of JSON; flatten it`;
+}
+
 /** Refuses input nested deeper than MAX_NESTING_DEPTH before the schema walks it. */
 function boundedDepth<T extends z.ZodType>(schema: T, what: string) {
   return z
     .unknown()
     .superRefine((raw, ctx) => {
       if (nestsDeeperThan(raw, MAX_NESTING_DEPTH))
-        ctx.addIssue({
-          code: "custom",
-          message: `${what} nests deeper than ${MAX_NESTING_DEPTH} levels of JSON; flatten it`,
-          abort: true,
-        });
+        ctx.addIssue({ code: "custom", message: nestingMessage(what), abort: true });
     })
     .pipe(schema);
 }

@@ -6,11 +6,31 @@
  */
 export type StrictJson =
   | { ok: true; value: unknown }
-  /** `duplicate` when the text is JSON but holds a key twice (the problem names it too). */
-  | { ok: false; problem: string; duplicate?: { key: string; path: string } };
+  | {
+      ok: false;
+      problem: string;
+      /** When the text is JSON but holds a key twice (the problem names it too). */
+      duplicate?: { key: string; path: string };
+      /**
+       * When the text nests deeper than `maxDepth`: where the scan found it (the first levels of
+       * the path, each key cut short), decided before any value was built.
+       */
+      tooDeep?: { path: string };
+    };
 
-export function parseStrictJson(text: string): StrictJson {
+export interface StrictJsonOptions {
+  /**
+   * Levels of objects and arrays the text may nest (the outermost is level 1). Deeper text is
+   * refused while it is scanned, before `JSON.parse` builds anything: a body of megabytes of `[`
+   * costs a scan of its first levels, not a parse of millions of arrays (CONTRACT §6).
+   */
+  maxDepth?: number;
+}
+
+export function parseStrictJson(text: string, options: StrictJsonOptions = {}): StrictJson {
   const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const scan = finished(scanSteps(body, false, options.maxDepth ?? Number.POSITIVE_INFINITY));
+  if (scan.tooDeep !== null) return tooDeep(scan.tooDeep, options);
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -20,7 +40,7 @@ export function parseStrictJson(text: string): StrictJson {
       problem: `not valid JSON (${error instanceof Error ? error.message : String(error)})`,
     };
   }
-  const duplicate = firstDuplicateKey(body);
+  const { duplicate } = scan;
   return duplicate === null
     ? { ok: true, value }
     : {
@@ -30,6 +50,22 @@ export function parseStrictJson(text: string): StrictJson {
       };
 }
 
+function tooDeep(path: string, options: StrictJsonOptions): StrictJson {
+  return {
+    ok: false,
+    problem: `nests deeper than ${options.maxDepth} levels of JSON (at ${path})`,
+    tooDeep: { path },
+  };
+}
+
+/** A scan run to its end at once. */
+function finished(steps: Generator<void, Scan, void>): Scan {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
 /**
  * One pass over text that JSON.parse accepted: the first object key that appears twice in its
  * object, with a readable path to that object. Linear in the text; keys compare after decoding
@@ -37,11 +73,7 @@ export function parseStrictJson(text: string): StrictJson {
  * stops the pass (null) instead of reading past the end.
  */
 export function firstDuplicateKey(text: string): { key: string; path: string } | null {
-  const steps = scanSteps(text, false);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value.duplicate;
-  }
+  return finished(scanSteps(text, false, Number.POSITIVE_INFINITY)).duplicate;
 }
 
 /**
@@ -49,11 +81,16 @@ export function firstDuplicateKey(text: string): { key: string; path: string } |
  * handed a body of megabytes: the same value and the same problems. The text is scanned in slices,
  * and when it is an object, each array among its values (`{"events":[…]}`) is parsed one element
  * at a time beside the object without them, so no single step parses or scans the whole text.
- * Anything but strict JSON (invalid text, a duplicate key) is decided by `parseStrictJson` itself.
+ * Text nesting deeper than `maxDepth` is refused by the scan, before anything is parsed; anything
+ * else but strict JSON (invalid text, a duplicate key) is decided by `parseStrictJson` itself.
  */
-export async function parseStrictJsonPaced(text: string, pause: () => Promise<void>): Promise<StrictJson> {
+export async function parseStrictJsonPaced(
+  text: string,
+  pause: () => Promise<void>,
+  options: StrictJsonOptions = {},
+): Promise<StrictJson> {
   const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  const steps = scanSteps(body, true);
+  const steps = scanSteps(body, true, options.maxDepth ?? Number.POSITIVE_INFINITY);
   let scan: Scan;
   for (;;) {
     const step = steps.next();
@@ -63,7 +100,8 @@ export async function parseStrictJsonPaced(text: string, pause: () => Promise<vo
     }
     await pause();
   }
-  if (scan.duplicate !== null || scan.arrays.length === 0) return parseStrictJson(text);
+  if (scan.tooDeep !== null) return tooDeep(scan.tooDeep, options);
+  if (scan.duplicate !== null || scan.arrays.length === 0) return parseStrictJson(text, options);
   try {
     let skeleton = "";
     let from = 0;
@@ -72,7 +110,8 @@ export async function parseStrictJsonPaced(text: string, pause: () => Promise<vo
       from = array.close;
     }
     const value: Record<string, unknown> = JSON.parse(skeleton + body.slice(from));
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return parseStrictJson(text);
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      return parseStrictJson(text, options);
     for (const array of scan.arrays) {
       const elements: unknown[] = [];
       for (const [start, end] of array.elements) {
@@ -88,7 +127,7 @@ export async function parseStrictJsonPaced(text: string, pause: () => Promise<vo
     }
     return { ok: true, value };
   } catch {
-    return parseStrictJson(text);
+    return parseStrictJson(text, options);
   }
 }
 
@@ -107,10 +146,21 @@ interface Scan {
   duplicate: { key: string; path: string } | null;
   /** With `spans`: the outermost object's array values, in text order. */
   arrays: ArraySpans[];
+  /** Where the text first nests deeper than the scan's limit (then the scan stopped there). */
+  tooDeep: string | null;
 }
 
-/** The duplicate-key pass, stopping every CHARACTERS_PER_STEP; with `spans`, noting the outer arrays' elements. */
-function* scanSteps(text: string, spans: boolean): Generator<void, Scan, void> {
+/** Levels and characters of a key the path of a too-deep value names (enough to tell where). */
+const DEEP_PATH_LEVELS = 6;
+const DEEP_PATH_KEY_CHARACTERS = 40;
+
+/**
+ * The duplicate-key pass, stopping every CHARACTERS_PER_STEP; with `spans`, noting the outer
+ * arrays' elements. It ends where the text nests deeper than `maxDepth`; with a limit it reads on
+ * past a duplicate key (no longer comparing keys), so the whole text is known to be shallow enough
+ * before anything parses it.
+ */
+function* scanSteps(text: string, spans: boolean, maxDepth: number): Generator<void, Scan, void> {
   interface Frame {
     keys: Set<string> | null; // null for arrays
     index: number;
@@ -124,14 +174,17 @@ function* scanSteps(text: string, spans: boolean): Generator<void, Scan, void> {
   // when a duplicate is found (building it for every element would cost more than the scan).
   const stack: Frame[] = [];
   const arrays: ArraySpans[] = [];
-  const pathOf = (depth: number) => {
+  const pathOf = (depth: number, short = false) => {
     let path = "$";
     for (let j = 0; j < depth; j++) {
+      if (short && j === DEEP_PATH_LEVELS) return `${path}…`;
       const parent = stack[j] as Frame;
-      path += parent.keys === null ? `[${parent.index}]` : `.${parent.lastKey}`;
+      const key = short ? parent.lastKey.slice(0, DEEP_PATH_KEY_CHARACTERS) : parent.lastKey;
+      path += parent.keys === null ? `[${parent.index}]` : `.${key}`;
     }
     return path;
   };
+  let duplicate: Scan["duplicate"] = null;
   // An element ends at each comma, and the last at the bracket, unless the array is empty (`[]`).
   const endElement = (frame: Frame, at: number, closing: boolean) => {
     const array = frame.array as ArraySpans;
@@ -155,6 +208,7 @@ function* scanSteps(text: string, spans: boolean): Generator<void, Scan, void> {
           ? { key: parent.lastKey, open: i, close: i, elements: [] }
           : null;
       if (noted) arrays.push(noted);
+      if (stack.length >= maxDepth) return { duplicate, arrays, tooDeep: pathOf(stack.length, true) };
       stack.push({
         keys: isObject ? new Set() : null,
         index: 0,
@@ -180,7 +234,7 @@ function* scanSteps(text: string, spans: boolean): Generator<void, Scan, void> {
       // The closing quote: the next one not escaped (preceded by an even run of backslashes).
       let end = text.indexOf('"', i + 1);
       for (;;) {
-        if (end < 0) return { duplicate: null, arrays: [] };
+        if (end < 0) return { duplicate, arrays: [], tooDeep: null };
         let backslashes = 0;
         while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
         if (backslashes % 2 === 0) break;
@@ -189,22 +243,25 @@ function* scanSteps(text: string, spans: boolean): Generator<void, Scan, void> {
       const top = stack[stack.length - 1];
       if (top?.keys && top.expectingKey) {
         const literal = text.slice(i + 1, end);
-        // Text not yet known to be JSON (the paced parse scans first): a bad escape ends the pass.
+        // Text not yet known to be JSON (it is scanned first): a bad escape ends the pass.
         let key = literal;
         try {
           if (literal.includes("\\")) key = JSON.parse(`"${literal}"`) as string;
         } catch {
-          return { duplicate: null, arrays: [] };
+          return { duplicate, arrays: [], tooDeep: null };
         }
-        if (top.keys.has(key)) return { duplicate: { key, path: pathOf(stack.length - 1) }, arrays };
-        top.keys.add(key);
+        if (duplicate === null && top.keys.has(key)) {
+          duplicate = { key, path: pathOf(stack.length - 1) };
+          if (maxDepth === Number.POSITIVE_INFINITY) return { duplicate, arrays, tooDeep: null };
+        }
+        if (duplicate === null) top.keys.add(key);
         top.lastKey = key;
         top.expectingKey = false;
       }
       i = end;
     }
   }
-  return { duplicate: null, arrays };
+  return { duplicate, arrays, tooDeep: null };
 }
 
 const OPEN_OBJECT = 0x7b;

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi
 import type { MiddlewareHandler } from "hono";
 import { subjectOfArtifact } from "#app/artifact-id.ts";
 import type { Deps } from "#app/deps.ts";
-import { MemoryEvent, type Snapshot, Subject } from "#domain/schemas.ts";
+import { MAX_NESTING_DEPTH, MemoryEvent, nestingMessage, type Snapshot, Subject } from "#domain/schemas.ts";
 import { parseStrictJson, parseStrictJsonPaced, type StrictJson } from "#domain/strict-json.ts";
 import { decodeStrictUtf8Paced } from "#domain/utf8.ts";
 import { InputError } from "#ports/errors.ts";
@@ -175,19 +175,33 @@ async function readText(request: Request, pause: Pause): Promise<string> {
   return decoded.text;
 }
 
-/**
- * JSON text as strictly as a candidate (CONTRACT §4b): one value, and no object with a key twice
- * (JSON.parse would keep the last one silently); the 400 names the duplicated field.
- */
-function parseJsonText(text: string, where: string, notJson: string): unknown {
-  return strictValue(parseStrictJson(text), where, notJson);
-}
-
 /** Bodies from this size on are parsed with pauses (a step at a time), smaller ones at once. */
 const PACED_BODY_CHARACTERS = 64 * 1024;
 
+/**
+ * How deep a JSON body may nest (CONTRACT §4b "Bounded input", §6): an event holds at most
+ * MAX_NESTING_DEPTH levels and sits two levels down in `{"events":[…]}`, and no other body comes
+ * near. Deeper text is refused while it is scanned, before any value is built: a body of 5 MiB of
+ * `[` is refused after reading its first levels, not after parsing millions of arrays on the
+ * serving thread.
+ */
+const MAX_BODY_DEPTH = MAX_NESTING_DEPTH + 2;
+
+/**
+ * JSON text as strictly as a candidate (CONTRACT §4b): one value, and no object with a key twice
+ * (JSON.parse would keep the last one silently); the 400 names the duplicated field. A body
+ * nesting too deep names the event it is in (`events[2]`, as the event's schema would) or the body.
+ */
 function strictValue(parsed: StrictJson, where: string, notJson: string): unknown {
   if (parsed.ok) return parsed.value;
+  if (parsed.tooDeep !== undefined) {
+    const event = /^\$\.events\[(\d+)\]/.exec(parsed.tooDeep.path)?.[1];
+    if (event !== undefined) throw invalid(`events[${event}]`, nestingMessage("the event"));
+    throw invalid(
+      where,
+      `nests deeper than ${MAX_BODY_DEPTH} levels of JSON (at ${parsed.tooDeep.path}); flatten it (an event holds at most ${MAX_NESTING_DEPTH}, inside {"events":[…]})`,
+    );
+  }
   // Only text JSON.parse accepted is searched for a duplicate: other text is simply not JSON.
   const { duplicate } = parsed;
   if (duplicate === undefined) throw invalid(where, notJson);
@@ -207,8 +221,11 @@ export async function readJson(request: Request, pause: Pause = neverPause): Pro
       "content-type",
     );
   const text = await readText(request, pause);
+  const bounded = { maxDepth: MAX_BODY_DEPTH };
   const parsed =
-    text.length < PACED_BODY_CHARACTERS ? parseStrictJson(text) : await parseStrictJsonPaced(text, pause);
+    text.length < PACED_BODY_CHARACTERS
+      ? parseStrictJson(text, bounded)
+      : await parseStrictJsonPaced(text, pause, bounded);
   return strictValue(parsed, "body", "not valid JSON");
 }
 
@@ -226,7 +243,11 @@ export async function readEvents(request: Request, pause: Pause = neverPause): P
       if (line.trim() === "") continue;
       if (raw.length >= MAX_EVENTS_PER_REQUEST) throw tooManyEvents();
       await pause();
-      raw.push(parseJsonText(line, `line ${index + 1}`, "not valid JSON (NDJSON: one event per line)"));
+      // A line is one event: nesting past its own limit is that event's refusal, read from the scan.
+      const parsed = parseStrictJson(line, { maxDepth: MAX_NESTING_DEPTH });
+      if (!parsed.ok && parsed.tooDeep !== undefined)
+        throw invalid(`events[${raw.length}]`, nestingMessage("the event"));
+      raw.push(strictValue(parsed, `line ${index + 1}`, "not valid JSON (NDJSON: one event per line)"));
     }
   } else {
     const body = await readJson(request, pause);

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { gateCandidateText } from "#domain/gate/index.ts";
-import { firstDuplicateKey, parseStrictJson } from "#domain/strict-json.ts";
+import { firstDuplicateKey, parseStrictJson, parseStrictJsonPaced } from "#domain/strict-json.ts";
 import { firstInvalidUtf8 } from "#domain/utf8.ts";
 import { candidate, codes, contextOf, fact, log, settled } from "../support/builders.ts";
 
@@ -78,6 +78,59 @@ describe("strict candidate JSON", () => {
     expect(gateCandidateText(context, deep).reasons[0]?.detail).toMatch(/nests deeper than 32/);
     const huge = candidate({ claims: [settled("budget", { quantity: "1e5000", unit: "USD" }, ["m-1"])] });
     expect(codes(gateCandidateText(context, JSON.stringify(huge)))).toEqual(["schema-invalid"]);
+  });
+});
+
+describe("strict JSON with a depth bound", () => {
+  const nested = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
+
+  it("accepts text nesting as deep as the bound, refuses one level more naming where, before parsing", () => {
+    expect(parseStrictJson(nested(34), { maxDepth: 34 })).toEqual({
+      ok: true,
+      value: JSON.parse(nested(34)),
+    });
+    expect(parseStrictJson(nested(35), { maxDepth: 34 })).toMatchObject({
+      ok: false,
+      problem: "nests deeper than 34 levels of JSON (at $[0][0][0][0][0][0]…)",
+      tooDeep: { path: "$[0][0][0][0][0][0]…" },
+    });
+    // Where: the first levels, keys cut short, so a path of long keys stays a line.
+    const long = "k".repeat(1000);
+    expect(parseStrictJson(`{"events":[{"a":1},{"${long}":[[1]]}]}`, { maxDepth: 4 })).toMatchObject({
+      tooDeep: { path: `$.events[1].${"k".repeat(40)}[0]` },
+    });
+    // Text that never closes, or is no JSON past the depth, is refused by its depth all the same.
+    expect(parseStrictJson("[".repeat(5_000_000), { maxDepth: 34 })).toHaveProperty("tooDeep");
+    // Without a bound nothing changes.
+    expect(parseStrictJson(nested(100)).ok).toBe(true);
+  });
+
+  it("reads on past a duplicate key to the depth, so deep text after one is never parsed", () => {
+    const text = `{"a":1,"a":2,"b":${nested(40)}}`;
+    expect(parseStrictJson(text, { maxDepth: 34 })).toHaveProperty("tooDeep");
+    expect(parseStrictJson(`{"a":1,"a":2,"b":${nested(3)}}`, { maxDepth: 34 })).toMatchObject({
+      duplicate: { key: "a", path: "$" },
+    });
+  });
+
+  it("the paced parse gives the same answers under a bound, and stops its scan at the first level too deep", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.json({ depthSize: "medium" }),
+        fc.integer({ min: 1, max: 6 }),
+        async (text, maxDepth) => {
+          expect(await parseStrictJsonPaced(text, () => Promise.resolve(), { maxDepth })).toEqual(
+            parseStrictJson(text, { maxDepth }),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+    let pauses = 0;
+    const deep = `{"events":[${nested(2_600_000)}]}`;
+    const paced = await parseStrictJsonPaced(deep, async () => void pauses++, { maxDepth: 34 });
+    expect(paced).toMatchObject({ ok: false, tooDeep: { path: "$.events[0][0][0][0][0]…" } });
+    expect(pauses).toBe(0);
   });
 });
 
