@@ -7,7 +7,9 @@
 // trust policy at its size limit (alternately blocking one source in eight, so the epoch moves)
 // followed by recalls of the whole first page. Between kinds the worker is let finish the rebuilds
 // the last kind requested, so each kind's figures are its own. Also printed: each kind's latency
-// and the server's CPU time per request, against a plain one-event append's in the same run.
+// and the server's CPU time per request, against a plain one-event append's in the same run. And
+// one refused kind: bodies of 5 MiB nested 2.6 million levels (bare and inside {"events":[…]}),
+// which the server must refuse (400) without holding /healthz.
 
 import { mkdtempSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -19,6 +21,7 @@ import { MemoryEvent } from "#domain/schemas.ts";
 import { realisticEvent } from "#harness/event-mix.ts";
 import { startServe } from "#harness/serve-process.ts";
 import {
+  deepestBody,
   longSource,
   plainAppendBody,
   WORST_QUERY,
@@ -34,6 +37,7 @@ const BIG_EVENTS = 10_000;
 const APPENDS = Number(process.env.WORST_APPENDS ?? 6);
 const RECALLS = Number(process.env.WORST_RECALLS ?? 20);
 const POLICY_ROUNDS = Number(process.env.WORST_POLICY_ROUNDS ?? 6);
+const DEEP_REFUSALS = Number(process.env.WORST_DEEP ?? 6);
 const RECALLS_PER_POLICY = 3;
 const PLAIN_APPENDS = 200;
 const GOAL_P99_MS = 50;
@@ -171,6 +175,11 @@ function expectOk(what: string, answer: Answer): number {
   return answer.ms;
 }
 
+function expectRefused(what: string, answer: Answer): number {
+  if (answer.status !== 400) throw new Error(`${what}: ${answer.status}; it must be refused with a 400`);
+  return answer.ms;
+}
+
 /**
  * Waits until the worker has caught up with the subject: no rebuild is called for by its clock
  * (CONTRACT: a summary current at the clock's epoch, a tail under the rebuild threshold).
@@ -208,6 +217,7 @@ for (let i = 0; i < BIG_EVENTS; i += 1000)
 store.close();
 const appendBodies = Array.from({ length: APPENDS }, (_, batch) => Buffer.from(worstAppendBody(batch)));
 const policies = [worstPolicy(null), worstPolicy(7)].map((policy) => Buffer.from(JSON.stringify(policy)));
+const deepBodies = [deepestBody("bare"), deepestBody("in-events")].map((body) => Buffer.from(body));
 
 const server = await startServe(["--home", home, "--token", TOKEN]);
 const { url } = server;
@@ -246,6 +256,28 @@ try {
     return times;
   });
   console.log(`  plain appends settled after ${(await settled(url, "plain", server.stderr)).toFixed(1)} s`);
+
+  kinds.push(
+    await measured(
+      [
+        `refusal of ${(deepBodies[0]?.length ?? 0).toLocaleString("en")} bytes nested ${((deepBodies[0]?.length ?? 0) / 2).toLocaleString("en")} levels`,
+        "deepest body, refused",
+      ],
+      url,
+      pid,
+      async (work) => {
+        const times: number[] = [];
+        for (let n = 0; n < DEEP_REFUSALS; n++)
+          times.push(
+            expectRefused(
+              "deepest body",
+              await send(work, url, "POST", "/v1/subjects/deep/events", deepBodies[n % 2] as Buffer),
+            ),
+          );
+        return times;
+      },
+    ),
+  );
 
   const appendKind = `append of 1,000 events, ${(appendBodies[0]?.length ?? 0).toLocaleString("en")} bytes`;
   kinds.push(
@@ -307,7 +339,7 @@ try {
 }
 
 const plainCpu = Math.max(0.01, plain?.cpuMsPerRequest ?? 0);
-const allMet = kinds.length === 4 && kinds.every(met);
+const allMet = kinds.length === 5 && kinds.every(met);
 console.log(
   `  server CPU per request as a multiple of a plain append's (${ms(plainCpu)} ms): ${kinds.map((figures) => `${figures.label} ${(figures.cpuMsPerRequest / plainCpu).toFixed(0)}x`).join(", ")}`,
 );
@@ -319,7 +351,7 @@ console.log(
 record({
   bench: "healthz-under-worst",
   measures:
-    "/healthz p99 (max) on its own connection while memgate serve runs the worst accepted request of each kind, one after another; the kind's own p50 and server CPU per request as a multiple of a plain one-event append's",
+    "/healthz p99 (max) on its own connection while memgate serve runs the worst accepted request of each kind (and refuses the deepest body), one after another; the kind's own p50 and server CPU per request as a multiple of a plain one-event append's",
   figure: kinds
     .map(
       (figures) =>
