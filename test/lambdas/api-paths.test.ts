@@ -8,6 +8,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { openAwsStores } from "#harness/aws-stores.ts";
 import { API_ROLES, API_ROUTES, type ApiRole, type ApiRouteAccess } from "#runtime/api-roles.ts";
+import { lambdaEnvironment } from "../support/lambda-environment.ts";
 import { type GatewayMatching, httpApiEvent, lambdaContext } from "../support/lambda-events.ts";
 import { pathForms, routeNamed, writingBody } from "../support/path-forms.ts";
 
@@ -25,19 +26,7 @@ const saved = { ...process.env };
 
 beforeAll(async () => {
   aws = await openAwsStores(endpoints);
-  Object.assign(process.env, {
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "test",
-    AWS_SECRET_ACCESS_KEY: "test",
-    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamoEndpoint,
-    AWS_ENDPOINT_URL_S3: endpoints.motoEndpoint,
-    AWS_ENDPOINT_URL_SQS: endpoints.motoEndpoint,
-    MEMGATE_TENANT: "acme",
-    MEMGATE_TABLE: aws.store.tableName,
-    MEMGATE_BUCKET: aws.bucket,
-    MEMGATE_QUEUE_URL: aws.queueUrl,
-    POWERTOOLS_TRACE_ENABLED: "false",
-    POWERTOOLS_LOG_LEVEL: "INFO",
+  Object.assign(process.env, lambdaEnvironment(aws, endpoints, "INFO"), {
     POWERTOOLS_METRICS_DISABLED: "true",
   });
   const write = process.stdout.write.bind(process.stdout);

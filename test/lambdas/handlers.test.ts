@@ -24,6 +24,7 @@ import { openAwsStores } from "#harness/aws-stores.ts";
 import { honestSegmentAnswer, startModelServer } from "#harness/model-servers.ts";
 import { MetricNames } from "#observability/metric-names.ts";
 import { SAMPLE } from "../support/builders.ts";
+import { lambdaEnvironment } from "../support/lambda-environment.ts";
 import { httpApiEvent, lambdaContext, sqsEvent, streamEvent } from "../support/lambda-events.ts";
 import { StreamReader } from "../support/stream-reader.ts";
 
@@ -66,21 +67,7 @@ const loadAudit = () => import("../../lambdas/audit/handler.ts");
 
 beforeAll(async () => {
   aws = await openAwsStores(endpoints, undefined, { stream: true });
-  Object.assign(process.env, {
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "test",
-    AWS_SECRET_ACCESS_KEY: "test",
-    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamoEndpoint,
-    AWS_ENDPOINT_URL_S3: endpoints.motoEndpoint,
-    AWS_ENDPOINT_URL_SQS: endpoints.motoEndpoint,
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.motoEndpoint,
-    MEMGATE_TENANT: "acme",
-    MEMGATE_TABLE: aws.store.tableName,
-    MEMGATE_BUCKET: aws.bucket,
-    MEMGATE_QUEUE_URL: aws.queueUrl,
-    POWERTOOLS_TRACE_ENABLED: "false",
-    POWERTOOLS_LOG_LEVEL: "ERROR",
-  });
+  Object.assign(process.env, lambdaEnvironment(aws, endpoints));
   reader = await StreamReader.open(aws.clients.dynamo, aws.store.tableName, endpoints.dynamoEndpoint);
   queueArn = await arnOf(aws.queueUrl);
   // Metrics leave as EMF lines on stdout: keep them to check names and dimensions.
