@@ -97,3 +97,33 @@ export function sortableInstant(text: string): string | null {
   // Years 0000–9999 with any offset stay within ±3·10^11 s: shifted by 10^12 they are positive.
   return `${String(seconds + 1e12).padStart(13, "0")}.${fraction.padEnd(9, "0")}`;
 }
+
+/** The proleptic Gregorian date of a day number (days since 1970-01-01; Hinnant's civil_from_days). */
+function civilFromDays(days: number): { year: number; month: number; day: number } {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const dayOfEra = z - era * 146097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36524) - Math.floor(dayOfEra / 146096)) /
+      365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const shifted = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * shifted + 2) / 5) + 1;
+  const month = shifted < 10 ? shifted + 3 : shifted - 9;
+  return { year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day };
+}
+
+/** A calendar day "YYYY-MM-DD" moved by whole days (negative: earlier). */
+export function addDays(day: string, days: number): string {
+  const [year, month, date] = day.split("-").map(Number) as [number, number, number];
+  const moved = civilFromDays(daysFromCivil(year, month, date) + days);
+  return calendarDay(moved.year, moved.month, moved.day) as string;
+}
+
+/** The ISO weekday of a calendar day "YYYY-MM-DD": 1 is Monday, 7 is Sunday. */
+export function isoWeekday(day: string): number {
+  const [year, month, date] = day.split("-").map(Number) as [number, number, number];
+  // 1970-01-01 was a Thursday (4).
+  return ((((daysFromCivil(year, month, date) + 3) % 7) + 7) % 7) + 1;
+}
