@@ -1,4 +1,12 @@
 import { calendarDay, canonicalDate } from "./dates.ts";
+import {
+  isWeekdayKey,
+  NUMERIC_MONTH_DAY_PATTERN,
+  readNumericMonthDay,
+  WEEKDAY_PATTERN,
+  weekdayKey,
+  weekdayOf,
+} from "./day-forms.ts";
 import { canonicalQuantity, isBoundedDecimal, parseDecimal, quantityKey, resolveUnit } from "./quantity.ts";
 
 /**
@@ -8,17 +16,29 @@ import { canonicalQuantity, isBoundedDecimal, parseDecimal, quantityKey, resolve
  * are not numbers, an id's digits are not numbers).
  */
 
+/** A number with its unit (CONTRACT §4a): what a number mention holds. */
+export interface NumberMention {
+  kind: "number";
+  /** Unit-aware key: equal for 5 km and 5000 m, different for 5 km and 5 mi. */
+  key: string;
+  /** The number as written with separators folded (12,500 = 12500.00), unit ignored. */
+  number: string;
+  hasUnit: boolean;
+  raw: string;
+}
+
 export type Mention =
+  | NumberMention
   | {
-      kind: "number";
-      /** Unit-aware key: equal for 5 km and 5000 m, different for 5 km and 5 mi. */
+      kind: "date";
       key: string;
-      /** The number as written with separators folded (12,500 = 12500.00), unit ignored. */
-      number: string;
-      hasUnit: boolean;
       raw: string;
+      /**
+       * The two numbers of its other reading, when it may also be a range (`10-12`: October 12,
+       * or 10 to 12): held when its day is held or both numbers are (CONTRACT §4b).
+       */
+      range?: readonly [NumberMention, NumberMention];
     }
-  | { kind: "date"; key: string; raw: string }
   | { kind: "id"; key: string; raw: string };
 
 export interface TextMentions {
@@ -47,7 +67,7 @@ const MONTH_INDEX: Record<string, number> = {
 const ORDINAL = "(?:st|nd|rd|th)?";
 
 /** English number words (CONTRACT §4b): a number when two or more form one, or one has a unit. */
-const WORD_VALUES: Record<string, number> = Object.fromEntries([
+export const WORD_VALUES: Record<string, number> = Object.fromEntries([
   ..."zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
     .split(" ")
     .map((word, value) => [word, value] as const),
@@ -106,7 +126,7 @@ const ZH_DIGITS: Record<string, number> = {
 };
 const ZH_SMALL: Record<string, number> = { 十: 10, 百: 100, 千: 1000 };
 const ZH_LARGE: Record<string, number> = { 万: 1e4, 亿: 1e8 };
-function chineseValue(run: string): number {
+export function chineseValue(run: string): number {
   let total = 0;
   let section = 0;
   let digit = 0;
@@ -148,6 +168,8 @@ const SCANNER = new RegExp(
     String.raw`(?<dayMonthFirst>(?<![\d])\d{1,2}${ORDINAL}\s+(?:${MONTHS})\b\.?)`,
     String.raw`(?<monthYear>\b(?:${MONTHS})\.?,?\s+\d{4})(?![\d])`,
     String.raw`(?<zhMonthYear>\d{4}\s*年\s*\d{1,2}\s*月)(?!\s*\d)`,
+    `(?<numericMonthDay>${NUMERIC_MONTH_DAY_PATTERN})`,
+    `(?<weekday>${WEEKDAY_PATTERN})`,
     String.raw`(?<uuid>(?<![0-9a-z-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-z-])`,
     String.raw`(?<number>(?<![A-Za-z0-9_.,+\-\u2212])(?<currency>[$€£¥]\s?)?(?<sign>[-+\u2212](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![A-Za-z0-9_]|[-.,]\d|[-.][A-Za-z])`,
     String.raw`(?<words>(?<![A-Za-z])(?:${NUMBER_WORD})(?:(?:\s+|-)(?:and\s+)?(?:${NUMBER_WORD}))*(?![A-Za-z]))`,
@@ -210,7 +232,7 @@ export function unitWordLength(rest: string): number {
   return 0;
 }
 
-function numberMention(digits: string, unit: string | undefined, raw: string): Mention {
+function numberMention(digits: string, unit: string | undefined, raw: string): NumberMention {
   const decimal = parseDecimal(digits.replaceAll(",", ""));
   const quantity = canonicalQuantity(decimal, unit);
   return {
@@ -322,6 +344,11 @@ function mentionsOf(
   end: number,
 ): Mention[] {
   const { number, currency, token, words, zhNumber, numericDate } = groups;
+  if (groups.numericMonthDay !== undefined) return numericMonthDayMentions(groups.numericMonthDay, text, end);
+  if (groups.weekday !== undefined) {
+    const weekday = weekdayOf(groups.weekday);
+    return weekday === null ? [] : [{ kind: "date", key: weekdayKey(weekday), raw: groups.weekday }];
+  }
   if (numericDate !== undefined) {
     // 13/03/2026 is day first, 03/13/2026 month first; 03/12/2026 could be either: numbers.
     const [a = 0, b = 0, year = 0] = numericDate.split(/[/.]/).map(Number);
@@ -374,17 +401,8 @@ function mentionsOf(
     // The raw text holds the magnitude, so what follows it (元 in 1.25万元) is read as its unit.
     return [numberMention(scaled(digits, magnitude), unit, `${number}${magnitude ?? ""}`)];
   }
-  if (token !== undefined && /\d/.test(token) && !/[A-Za-z]/.test(token)) {
-    // Digits the number alternative refused: a range "3-5" (both numbers), a list, a version.
-    // A token is an id only if it holds a letter and a digit (CONTRACT §4b).
-    const unit = unitAfter(text, end);
-    const parts = token
-      .split(/[-_]/u)
-      .flatMap((part) => (/^\d+(\.\d+)?$/.test(part) ? [part] : part.split(".")));
-    return parts
-      .filter((part) => part !== "")
-      .map((part, index) => numberMention(part, index === parts.length - 1 ? unit : undefined, part));
-  }
+  if (token !== undefined && /\d/.test(token) && !/[A-Za-z]/.test(token))
+    return digitRunMentions(token, text, end);
   if (token !== undefined && /\d/.test(token)) {
     // A hyphenated unit word: "30-second" is 30 s, "90-day" 90 d.
     const hyphenated = /^(\d+(?:\.\d+)?)-([A-Za-z]+)$/.exec(token);
@@ -397,6 +415,37 @@ function mentionsOf(
   }
   const single = mentionOf(groups);
   return single === null ? [] : [single];
+}
+
+/**
+ * Digits the number alternative refused: a range "3-5" (both numbers), a list, a version. A token
+ * is an id only if it holds a letter and a digit (CONTRACT §4b).
+ */
+function digitRunMentions(token: string, text: string, end: number): Mention[] {
+  const unit = unitAfter(text, end);
+  const parts = token
+    .split(/[-_]/u)
+    .flatMap((part) => (/^\d+(\.\d+)?$/.test(part) ? [part] : part.split(".")));
+  return parts
+    .filter((part) => part !== "")
+    .map((part, index) => numberMention(part, index === parts.length - 1 ? unit : undefined, part));
+}
+
+/**
+ * `07-27` is July 27 (a month-day); `10-12` is October 12 or the range 10 to 12, held either way;
+ * with a unit after it (`10-12 days`), a month name (`12-29 Dec`) or 日 (`12月10-12日`), or when it is
+ * no real month-day (`13-17`), it is a range, as any digit run (CONTRACT §4b).
+ */
+function numericMonthDayMentions(token: string, text: string, end: number): Mention[] {
+  const read =
+    unitAfter(text, end) === undefined ? readNumericMonthDay(token, text.slice(end, end + 16)) : null;
+  const mention = read === null ? null : monthDayMention(read.month, read.day, token);
+  if (read === null || mention === null || mention.kind !== "date") return digitRunMentions(token, text, end);
+  if (!read.alsoRange) return [mention];
+  const [first = "", second = ""] = token.split("-");
+  return [
+    { ...mention, range: [numberMention(first, undefined, first), numberMention(second, undefined, second)] },
+  ];
 }
 
 /** A number in scientific notation, as written in a token: `1e-4`, `2.5E+3`. */
@@ -711,9 +760,12 @@ export function hasCues(counts: CueCounts): boolean {
 }
 
 /** Every number (with unit), date and id in the text, in order, plus its count of negation cues. */
-/** Every mention kind holds a digit, a number word or a Chinese numeral, or is a hex-only UUID. */
+/**
+ * Every mention kind holds a digit, a number word or a Chinese numeral, is a hex-only UUID, or
+ * names a weekday.
+ */
 const MAY_HOLD_MENTION = new RegExp(
-  String.raw`\d|[0-9a-f]{8}-[0-9a-f]{4}-|[〇零一二两三四五六七八九十百千万亿]|\b(?:${NUMBER_WORD}|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b`,
+  String.raw`\d|[0-9a-f]{8}-[0-9a-f]{4}-|[〇零一二两三四五六七八九十百千万亿]|\b(?:${NUMBER_WORD}|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b|${WEEKDAY_PATTERN}`,
   "iu",
 );
 
@@ -766,6 +818,21 @@ function readMentions(raw: string): TextMentions {
     mentions: Object.freeze(mentions) as Mention[],
     negationCues: cues.negation,
     cues: Object.freeze(cues) as CueCounts,
+  });
+}
+
+/**
+ * What of a text's mentions a restatement must keep (CONTRACT §4b): all but its weekdays, which
+ * are held (a text naming a weekday no source holds is refused) but may be written as the date
+ * they stand for.
+ */
+export function mentionsToKeep(read: TextMentions): TextMentions {
+  if (!read.mentions.some((mention) => mention.kind === "date" && isWeekdayKey(mention.key))) return read;
+  return Object.freeze({
+    ...read,
+    mentions: Object.freeze(
+      read.mentions.filter((mention) => !(mention.kind === "date" && isWeekdayKey(mention.key))),
+    ) as Mention[],
   });
 }
 

@@ -1,6 +1,6 @@
 import { positionKey } from "./conflicts.ts";
 import type { CueCounts, Mention, TextMentions } from "./mentions.ts";
-import { CUE_CLASSES, extractMentions, hasCues, mentionKey } from "./mentions.ts";
+import { CUE_CLASSES, extractMentions, hasCues, mentionKey, mentionsToKeep } from "./mentions.ts";
 import type { Polarity, SequencedEvent, ValueData } from "./schemas.ts";
 import type { Conflict, Selection } from "./selector.ts";
 import { compareStrings, isOpenTask, isTextOnly, KeyScopeMap, keyScope } from "./selector.ts";
@@ -63,12 +63,15 @@ export function isMustPreserveAssertion(
   );
 }
 
-/** The mentions and cues of a contributing text-only event; cached per event object. */
+/**
+ * The mentions a restatement of an event's text must keep (weekdays aside: `mentionsToKeep`) and
+ * its cues; cached per event object.
+ */
 const mentionCache = new WeakMap<SequencedEvent, TextMentions>();
 export function eventMentions(event: SequencedEvent): TextMentions {
   let cached = mentionCache.get(event);
   if (!cached) {
-    cached = extractMentions(event.text ?? "");
+    cached = mentionsToKeep(extractMentions(event.text ?? ""));
     mentionCache.set(event, cached);
   }
   return cached;

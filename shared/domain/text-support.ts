@@ -1,6 +1,7 @@
 import stopwords from "stopwords-iso";
 import lemmatizer from "wink-lemmatizer";
 import stem from "wink-porter2-stemmer";
+import { isWeekdayKey } from "./day-forms.ts";
 import type { Mention } from "./mentions.ts";
 import {
   CUE_PHRASES,
@@ -188,6 +189,8 @@ function withoutMentions(text: string, mentions?: readonly Mention[]): string {
   let result = "";
   let cursor = 0;
   for (const mention of mentions ?? extractMentions(blanked).mentions) {
+    // A weekday is a word as well as a date: "deploying on Fridays" draws on "never deploy on Fridays".
+    if (mention.kind === "date" && isWeekdayKey(mention.key)) continue;
     const at = blanked.indexOf(mention.raw, cursor);
     if (at < 0) continue;
     let end = at + mention.raw.length;

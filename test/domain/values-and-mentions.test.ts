@@ -205,3 +205,38 @@ describe("dates without a year", () => {
     expect(mentionsOf("Feb 30")).toEqual([]);
   });
 });
+
+describe("month-days in numbers and weekdays (CONTRACT §4b)", () => {
+  it("reads 07-27 as a month-day; 10-12 as a month-day that may also be the range 10 to 12", () => {
+    expect(mentionsOf("moved to 07-27.")).toEqual(["date:monthday:07-27"]);
+    const [either] = extractMentions("10-12 people").mentions;
+    expect(either?.kind === "date" && either.range?.map((n) => n.number)).toEqual(["10", "12"]);
+    expect(extractMentions("07-27").mentions[0]).not.toHaveProperty("range");
+  });
+
+  it("reads ranges beside a unit, a month or 日, non-days and longer digit runs as numbers, as before", () => {
+    expect(mentionsOf("10-12 days")).toEqual(mentionsOf("10 to 12 days"));
+    expect(mentionsOf("12-29 Dec")).toEqual(["number:|12", "number:|29"]);
+    expect(mentionsOf("12月10-12日")).toEqual(["number:|12", "number:|10", "number:|12"]);
+    expect(mentionsOf("13-17")).toEqual(["number:|13", "number:|17"]);
+    expect(mentionsOf("3-5")).toEqual(["number:|3", "number:|5"]);
+    expect(mentionsOf("555-12-34")).toEqual(["number:|555", "number:|12", "number:|34"]);
+    expect(mentionsOf("08:00-20:00")).toEqual(["number:|8", "number:|0", "number:|20", "number:|0"]);
+  });
+
+  it("reads weekdays in English and Chinese, abbreviations only capitalised, never a count", () => {
+    expect(mentionsOf("Mondays, Tue & Thurs. and friday")).toEqual([
+      "date:weekday:1",
+      "date:weekday:2",
+      "date:weekday:4",
+      "date:weekday:5",
+    ]);
+    expect(mentionsOf("周五、星期天、礼拜三")).toEqual([
+      "date:weekday:5",
+      "date:weekday:7",
+      "date:weekday:3",
+    ]);
+    expect(mentionsOf("I sat in the sun; SAT scores")).toEqual([]);
+    expect(mentionsOf("每周三次")).toEqual(mentionsOf("三次"));
+  });
+});

@@ -1,9 +1,10 @@
 import { positionKey } from "../conflicts.ts";
 import { canonicalDate } from "../dates.ts";
+import { eventTime } from "../event-time.ts";
 import type { Mention } from "../mentions.ts";
 import { dateTimeParts, extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "../mentions.ts";
 import type { MustPreserveItem } from "../must-preserve.ts";
-import { eventMentions, mustPreserveSet } from "../must-preserve.ts";
+import { mustPreserveSet } from "../must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "../quantity.ts";
 import type { Polarity, SequencedEvent, ValueData } from "../schemas.ts";
 import type { Conflict, Selection } from "../selector.ts";
@@ -134,8 +135,9 @@ const heldByEvent = new WeakMap<SequencedEvent, HeldTokens>();
 
 /**
  * The numbers, dates and ids one event holds: those of its text, its assertions' values, keys and
- * scopes, its eventId and source, and the calendar day it happened on (CONTRACT §4b "When it
- * happened"). Cached per event object.
+ * scopes, its eventId and source, the day it happened on and what its relative time expressions
+ * resolve to against that day (CONTRACT §4b "When it happened", "Relative time"). Cached per
+ * event object.
  */
 export function eventHeldTokens(event: SequencedEvent): HeldTokens {
   let held = heldByEvent.get(event);
@@ -157,9 +159,17 @@ function holdEventTokens(held: HeldTokens, event: SequencedEvent): void {
     held.ids.add(event.source);
     holdMentions(held, extractMentions(event.source).mentions);
   }
-  const day = event.occurredAt === undefined ? null : canonicalDate(event.occurredAt.slice(0, 10));
-  if (day !== null) holdDate(held, day);
-  holdMentions(held, eventMentions(event).mentions);
+  // When it happened, and what its relative time resolves to against that (CONTRACT §4b).
+  const time = eventTime(event);
+  for (const day of time.days) holdDate(held, day);
+  for (const date of time.dates) held.dates.add(date);
+  // A year as a text writes it: 2022, or 2022年 (read as a number with the unit 年).
+  for (const year of time.years) {
+    held.numbers.add(year);
+    holdMentions(held, extractMentions(`${year}年`).mentions);
+  }
+  // Its text's every mention, weekdays included (a restatement need not keep them: eventMentions).
+  holdMentions(held, extractMentions(event.text ?? "").mentions);
   for (const assertion of event.assertions ?? []) {
     holdValue(held, assertion.value);
     held.ids.add(assertion.key);
@@ -173,7 +183,11 @@ function holdEventTokens(held: HeldTokens, event: SequencedEvent): void {
 export function holdsMention(held: HeldTokens, mention: Mention): boolean {
   if (mention.kind === "number")
     return mention.hasUnit ? held.unitNumbers.has(mention.key) : held.numbers.has(mention.number);
-  if (mention.kind === "date") return held.dates.has(mention.key);
+  if (mention.kind === "date")
+    return (
+      held.dates.has(mention.key) ||
+      (mention.range?.every((number) => held.numbers.has(number.number)) ?? false)
+    );
   return held.ids.has(mention.key);
 }
 
@@ -185,6 +199,8 @@ export function holdMentions(held: HeldTokens, mentions: readonly Mention[]): vo
     } else if (mention.kind === "date") {
       // No input holds a day that does not exist, even one that wrote it.
       if (!mention.key.startsWith(IMPOSSIBLE_DATE)) holdDate(held, mention.key);
+      // `10-12` may also be the range 10 to 12: it holds both readings.
+      if (mention.range !== undefined) holdMentions(held, mention.range);
       const parts = dateTimeParts(mention.raw);
       if (parts !== null) {
         holdDate(held, parts.day);

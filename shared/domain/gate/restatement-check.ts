@@ -121,6 +121,9 @@ function checkPart(
       // A full date written in the claim also keeps a source's year-less "Dec 3".
       const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
       if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
+      // `10-12` written keeps a source's October 12 or its 10 and 12 (CONTRACT §4b).
+      if (mention.kind === "date")
+        for (const number of mention.range ?? []) writtenKeys.add(mentionKey(number));
     }
   const requiredKeys = new Set<string>();
   const required = noCues();
@@ -133,6 +136,8 @@ function checkPart(
     const restating = texts.find((text) => text.sources.includes(source)) ?? first;
     for (const mention of eventMentions(source).mentions) {
       if (writtenKeys.has(mentionKey(mention))) continue;
+      if (mention.kind === "date" && mention.range?.every((number) => writtenKeys.has(mentionKey(number))))
+        continue;
       const changed = texts
         .filter((text) => text.sources.includes(source))
         .flatMap((text) => text.written.mentions.map((other) => ({ text, other })))

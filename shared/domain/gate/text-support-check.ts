@@ -1,6 +1,9 @@
+import { canonicalDate } from "../dates.ts";
+import { isWeekdayKey, weekdayNames } from "../day-forms.ts";
+import { eventTime } from "../event-time.ts";
 import { normalizeForExtraction } from "../mentions.ts";
 import type { SequencedEvent } from "../schemas.ts";
-import { eventWords, IDENTIFIER, sentencesOf, supportOf } from "../text-support.ts";
+import { contentWords, eventWords, IDENTIFIER, sentencesOf, supportOf } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { eventHeldTokens, type GateContext, holdsMention } from "./context.ts";
 import { shorten } from "./report.ts";
@@ -94,7 +97,7 @@ export function checkTextSupport(check: CandidateCheck): void {
     if (threshold <= 0) continue;
     const support = supportOf(
       text,
-      sources.length === 1 ? eventWords(sources[0] as SequencedEvent) : unionOf(sources.map(eventWords)),
+      sources.length === 1 ? supportWords(sources[0] as SequencedEvent) : unionOf(sources.map(supportWords)),
       check.mentionsIn(text).mentions,
     );
     if (support.ratio < threshold)
@@ -153,8 +156,38 @@ const inputWords = new WeakMap<GateContext, Set<string>>();
 function inputWordsOf(context: GateContext): Set<string> {
   let words = inputWords.get(context);
   if (!words) {
-    words = unionOf(context.selection.validInputs.map(eventWords));
+    words = unionOf(context.selection.validInputs.map(supportWords));
     inputWords.set(context, words);
+  }
+  return words;
+}
+
+const timedWords = new WeakMap<SequencedEvent, ReadonlySet<string>>();
+/**
+ * What an event offers as word support: its words (`eventWords`) and the names of the weekdays it
+ * holds by when it happened (CONTRACT §4b "Relative time": "on Thursday" for "yesterday" said on a
+ * Friday), which its text need not write. Cached per event object.
+ */
+function supportWords(event: SequencedEvent): ReadonlySet<string> {
+  let words = timedWords.get(event);
+  if (words === undefined) {
+    const weekdays = eventTime(event).dates.filter(isWeekdayKey);
+    words =
+      weekdays.length === 0
+        ? eventWords(event)
+        : new Set([...eventWords(event), ...weekdays.flatMap(weekdayWords)]);
+    timedWords.set(event, words);
+  }
+  return words;
+}
+
+const weekdayWordCache = new Map<string, readonly string[]>();
+/** A weekday key's names as content words (reduced as a claim's words are). */
+function weekdayWords(key: string): readonly string[] {
+  let words = weekdayWordCache.get(key);
+  if (words === undefined) {
+    words = contentWords(weekdayNames(Number(key.slice(key.indexOf(":") + 1))).join(" "));
+    weekdayWordCache.set(key, words);
   }
   return words;
 }
@@ -165,9 +198,12 @@ function unionOf(sets: ReadonlyArray<ReadonlySet<string>>): Set<string> {
   return union;
 }
 
-/** The identifier tokens of a text as the extractor reads it, trailing punctuation dropped. */
+/**
+ * The identifier tokens of a text as the extractor reads it, trailing punctuation dropped; an ISO
+ * date-time (`2023-01-20T16:04:00Z`: letters, digits and colons) is a date, checked as one.
+ */
 function identifierTokens(text: string): string[] {
-  return [...normalizeForExtraction(text).matchAll(IDENTIFIER)].map((match) =>
-    match[0].replace(/[.,;:]+$/u, ""),
-  );
+  return [...normalizeForExtraction(text).matchAll(IDENTIFIER)]
+    .map((match) => match[0].replace(/[.,;:]+$/u, ""))
+    .filter((token) => canonicalDate(token) === null);
 }

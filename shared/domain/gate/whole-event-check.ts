@@ -1,5 +1,5 @@
 import type { Mention } from "../mentions.ts";
-import { CUE_CLASS_NAMES, CUE_CLASSES, type CueClass, extractMentions } from "../mentions.ts";
+import { CUE_CLASS_NAMES, CUE_CLASSES, type CueClass, extractMentions, mentionsToKeep } from "../mentions.ts";
 import { eventMentions, isWholeEvent } from "../must-preserve.ts";
 import type { SequencedEvent } from "../schemas.ts";
 import { isOpenTask, isTextOnly } from "../selector.ts";
@@ -75,7 +75,7 @@ const requiredCache = new WeakMap<SequencedEvent, Mention[]>();
 
 /** A change's old value ("from 35 to 30 days", 从35天改为30天) is history, not a mention to keep. */
 function withoutOldValues(sentence: string): Mention[] {
-  const { mentions } = extractMentions(sentence);
+  const { mentions } = mentionsToKeep(extractMentions(sentence));
   const old = new Set<string>();
   for (const match of sentence.matchAll(CHANGE_FROM)) if (match[1]) old.add(match[1].replaceAll(",", ""));
   return mentions.filter((m) => !(m.kind === "number" && old.has(m.raw.replaceAll(",", ""))));
