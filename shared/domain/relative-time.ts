@@ -148,6 +148,19 @@ function tableMatches(text: string): TableMatch[] {
   return kept;
 }
 
+/** Whether [start, end) overlaps one of the matches (sorted, not overlapping): a binary search. */
+function overlapsAny(matches: readonly TableMatch[], start: number, end: number): boolean {
+  let low = 0;
+  let high = matches.length;
+  // The first match ending after `start`; it overlaps when it also begins before `end`.
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((matches[middle] as TableMatch).end <= start) low = middle + 1;
+    else high = middle;
+  }
+  return low < matches.length && (matches[low] as TableMatch).start < end;
+}
+
 function isLabelOrRecurring(text: string, start: number, end: number): boolean {
   const before = text.slice(Math.max(0, start - 12), start);
   return RECURS_BEFORE.test(before) || DATE_BEFORE.test(before) || DATE_AFTER.test(text.slice(end, end + 16));
@@ -432,7 +445,7 @@ export function readRelativeTime(text: string, occurredAt: string): TimeReading[
     const end = start + result.text.length;
     const into = new Collector(reference.day);
     // Where the table reads a phrase, its reading stands: chrono's of the same words is dropped.
-    const dropped = table.some((match) => match.start < end && start < match.end)
+    const dropped = overlapsAny(table, start, end)
       ? "the table reads these words"
       : resolveChrono(into, result);
     readings.push({
