@@ -176,7 +176,8 @@ export const RELATIVE_ROWS: readonly RelativeRow[] = [
   { patterns: ["上周末", "上个周末"], resolves: { unit: "weekend", offsets: [-1] } },
   { patterns: ["这周末", "本周末", "这个周末"], resolves: { unit: "weekend", offsets: [0] } },
   { patterns: ["下周末", "下个周末"], resolves: { unit: "weekend", offsets: [1] } },
-  { patterns: ["周末"], resolves: { unit: "weekend", offsets: [-1, 0] } },
+  // Not 每个周末 / 每周末 (every weekend).
+  { patterns: ["周末"], resolves: { unit: "weekend", offsets: [-1, 0] }, notAfter: "每个" },
   { patterns: ["上个月", "上月"], resolves: { unit: "month", offset: -1 } },
   { patterns: ["上上个月"], resolves: { unit: "month", offset: -2 } },
   { patterns: ["本月", "这个月", "这月"], resolves: { unit: "month", offset: 0 } },
