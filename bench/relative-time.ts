@@ -24,6 +24,7 @@ import { extractMentions, type Mention, monthDayOf, monthOf } from "#domain/ment
 import { readRelativeTime } from "#domain/relative-time.ts";
 import { DEFAULT_TRUST_POLICY, type SequencedEvent } from "#domain/schemas.ts";
 import { selectInputs } from "#domain/selector.ts";
+import { parseLocomo } from "#io/locomo-file.ts";
 import { record } from "./results.ts";
 
 const path = resolve(
@@ -34,51 +35,13 @@ if (!existsSync(path)) {
   process.exit(0);
 }
 
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
-interface Conversation {
-  sample_id: string;
-  conversation: Record<string, unknown>;
-  qa: Array<{ question: string; answer?: unknown; evidence?: string[]; category: number }>;
-}
-
-const MONTHS = "january february march april may june july august september october november december".split(
-  " ",
-);
-/** "1:56 pm on 8 May, 2023" as an ISO date-time without offset (UTC, as the contract reads it). */
-function occurredAtOf(sessionDate: string): string {
-  const match = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/iu.exec(sessionDate);
-  if (!match) throw new Error(`unreadable session date "${sessionDate}"`);
-  const hour = (Number(match[1]) % 12) + (match[3]?.toLowerCase() === "pm" ? 12 : 0);
-  const month = MONTHS.indexOf((match[5] ?? "").toLowerCase()) + 1;
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${match[6]}-${pad(month)}-${pad(Number(match[4]))}T${pad(hour)}:${match[2]}:00`;
-}
-
-const conversations = JSON.parse(readFileSync(path, "utf8")) as Conversation[];
+const conversations = parseLocomo(readFileSync(path, "utf8"), path);
+/** Each turn as the evaluation appends it (a note: its dia_id, its session's date-time, its speaker). */
 const events = new Map<string, SequencedEvent>();
 let sequence = 0;
-for (const { sample_id, conversation } of conversations)
-  for (const [name, turns] of Object.entries(conversation)) {
-    if (!/^session_\d+$/u.test(name) || !Array.isArray(turns)) continue;
-    const occurredAt = occurredAtOf(String(conversation[`${name}_date_time`]));
-    for (const turn of turns as Turn[]) {
-      const text = turn.blip_caption ? `${turn.text} [shares a photo: ${turn.blip_caption}]` : turn.text;
-      events.set(`${sample_id}/${turn.dia_id}`, {
-        eventId: turn.dia_id,
-        kind: "note",
-        text,
-        source: turn.speaker,
-        occurredAt,
-        trust: "user",
-        sequence: ++sequence,
-      });
-    }
-  }
+for (const conversation of conversations)
+  for (const event of conversation.events)
+    events.set(`${conversation.id}/${event.eventId}`, { ...event, sequence: ++sequence });
 
 // What a person reading the turns counts as relative time (measurement only; the gate reads with
 // chrono-node and its table). Vague ones have no day, month or year to resolve to, by design.
@@ -232,12 +195,12 @@ let questions = 0;
 let heldBefore = 0;
 let heldNow = 0;
 const notHeld: string[] = [];
-for (const { sample_id, qa } of conversations)
-  for (const question of qa) {
+for (const conversation of conversations)
+  for (const question of conversation.questions) {
     if (question.category !== 2) continue;
-    const gold = extractMentions(String(question.answer ?? "")).mentions.filter(isTimeToken);
-    const evidence = (question.evidence ?? [])
-      .map((id) => events.get(`${sample_id}/${id.trim()}`))
+    const gold = extractMentions(question.gold).mentions.filter(isTimeToken);
+    const evidence = question.evidence
+      .map((id) => events.get(`${conversation.id}/${id}`))
       .filter((event): event is SequencedEvent => event !== undefined);
     if (gold.length === 0 || evidence.length === 0) continue;
     questions++;
@@ -245,7 +208,7 @@ for (const { sample_id, qa } of conversations)
       gold.every((mention) => evidence.some((event) => holdsMention(held(event), mention)));
     if (holds(ownDayOnly)) heldBefore++;
     if (holds(eventHeldTokens)) heldNow++;
-    else notHeld.push(`${sample_id} "${question.question}" gold "${String(question.answer)}"`);
+    else notHeld.push(`${conversation.id} "${question.question}" gold "${question.gold}"`);
   }
 console.log(
   `  temporal questions with a gold date, month or year: ${questions}; the evidence turns hold it: ${heldBefore} with their own day alone, ${heldNow} with their relative time resolved`,
