@@ -108,9 +108,12 @@ export function isWeekdayKey(key: string): boolean {
  */
 export const NUMERIC_MONTH_DAY_PATTERN = String.raw`(?<![\dA-Za-z_\-./:])\d{2}-\d{2}(?![\dA-Za-z_]|[-:./]\d)`;
 
+/** English month names and their abbreviations, as the extractor reads them (a regex source). */
+export const MONTH_NAMES =
+  "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
+
 /** After the token: a month name or 日, 号, 月 makes `12-29 Dec` and `12月10-12日` a range of days. */
-const DAY_RANGE_AFTER =
-  /^\s*(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|^\s*[日号月]/iu;
+const DAY_RANGE_AFTER = new RegExp(String.raw`^\s*(?:${MONTH_NAMES})\b|^\s*[日号月]`, "iu");
 
 /**
  * How a numeric month-day token is read (CONTRACT §4b): `month` and `day` when it is a real

@@ -1,6 +1,7 @@
 import { calendarDay, canonicalDate } from "./dates.ts";
 import {
   isWeekdayKey,
+  MONTH_NAMES,
   NUMERIC_MONTH_DAY_PATTERN,
   readNumericMonthDay,
   WEEKDAY_PATTERN,
@@ -48,8 +49,7 @@ export interface TextMentions {
   cues: CueCounts;
 }
 
-const MONTHS =
-  "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
+const MONTHS = MONTH_NAMES;
 const MONTH_INDEX: Record<string, number> = {
   jan: 1,
   feb: 2,

@@ -2,7 +2,7 @@ import type { ParsedComponents, ParsedResult } from "chrono-node";
 import * as chronoEnglish from "chrono-node/en";
 import * as chronoChinese from "chrono-node/zh";
 import { addDays, calendarDay, daysInMonth, isoWeekday } from "./dates.ts";
-import { CHINESE_WEEKDAY, ENGLISH_WEEKDAY, weekdayOf } from "./day-forms.ts";
+import { CHINESE_WEEKDAY, ENGLISH_WEEKDAY, MONTH_NAMES, weekdayOf } from "./day-forms.ts";
 import { chineseValue, normalizeForExtraction, WORD_VALUES } from "./mentions.ts";
 import type { RelativeRow, Resolution, WeekdayReading } from "./relative-time-table.ts";
 import { RELATIVE_ROWS, SEASON_MONTHS } from "./relative-time-table.ts";
@@ -52,7 +52,7 @@ const TIME_WORDS = new RegExp(
   [
     String.raw`\b(?:yesterday|today|tonight|tomorrow|tmrw?|overmorrow|ago|later|hence)\b`,
     String.raw`\b(?:days?|weeks?|weekends?|months?|years?|night|morning|afternoon|evening|spring|summer|autumn|fall|winter)\b`,
-    String.raw`\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\d(?:st|nd|rd|th)\b`,
+    String.raw`\b(?:${MONTH_NAMES})\b|\d(?:st|nd|rd|th)\b`,
     `(?<![A-Za-z])${ENGLISH_WEEKDAY}(?![A-Za-z])`,
     "[昨今明前后去上下本这][天日年月周个星礼晚早]|周|星期|礼拜|[天日周年月]|号",
   ].join("|"),
@@ -111,7 +111,7 @@ const COMPILED = RELATIVE_ROWS.map((row) => ({
 
 /** A bare weekday that recurs (`every Friday`, 每周五) or labels a written date (`Sat Dec 12`). */
 const RECURS_BEFORE = /(?:\bevery|\beach|每)\s*$/iu;
-const DATE_AFTER = /^[\s,.(（]*(?:\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*\d)/iu;
+const DATE_AFTER = new RegExp(String.raw`^[\s,.(（]*(?:\d|(?:${MONTH_NAMES})\.?\s*\d)`, "iu");
 const DATE_BEFORE = /[\d日号][\s,(（]*$/u;
 
 interface TableMatch {
