@@ -78,36 +78,32 @@ const SLOTS: Record<string, string> = {
 };
 
 /**
- * Each row's patterns compiled once (English ones match whole words, case-insensitive), with the
- * longest word of each pattern: a row none of whose words the text holds is not tried.
+ * Each pattern compiled once, on its own (a slot's group name appears once in a regex; English
+ * patterns match whole words, case-insensitive), with its longest word: a pattern whose word the
+ * text does not hold is not tried.
  */
-const COMPILED = RELATIVE_ROWS.map((row) => ({
-  row,
-  words: row.patterns.some((pattern) => /^\{[a-z]+\}$/u.test(pattern))
-    ? null
-    : row.patterns.map(
-        (pattern) => pattern.split(/\{[a-z]+\}|\s+/u).sort((a, b) => b.length - a.length)[0] as string,
-      ),
-  pattern: new RegExp(
-    row.patterns
-      .map((pattern) => {
-        const body = pattern
-          .split(/(\{[a-z]+\})/u)
-          .map((part) => {
-            const slot = /^\{([a-z]+)\}$/u.exec(part)?.[1];
-            if (slot !== undefined) return SLOTS[slot] as string;
-            return part.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&").replace(/ /gu, String.raw`\s+`);
-          })
-          .join("");
-        const notAfter = row.notAfter === undefined ? "" : `(?<![${row.notAfter}])`;
-        return /[a-z]/u.test(pattern.replace(/\{[a-z]+\}/gu, ""))
-          ? `(?<![A-Za-z])${body}(?![A-Za-z])`
-          : `${notAfter}${body}`;
+const COMPILED = RELATIVE_ROWS.flatMap((row) =>
+  row.patterns.map((pattern) => {
+    const literal = pattern.replace(/\{[a-z]+\}/gu, "");
+    const body = pattern
+      .split(/(\{[a-z]+\})/u)
+      .map((part) => {
+        const slot = /^\{([a-z]+)\}$/u.exec(part)?.[1];
+        if (slot !== undefined) return SLOTS[slot] as string;
+        return part.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&").replace(/ /gu, String.raw`\s+`);
       })
-      .join("|"),
-    "giu",
-  ),
-}));
+      .join("");
+    const notAfter = row.notAfter === undefined ? "" : `(?<![${row.notAfter}])`;
+    return {
+      row,
+      word: literal.split(/\s+/u).sort((a, b) => b.length - a.length)[0] as string,
+      pattern: new RegExp(
+        /[a-z]/u.test(literal) ? `(?<![A-Za-z])${body}(?![A-Za-z])` : `${notAfter}${body}`,
+        "giu",
+      ),
+    };
+  }),
+);
 
 /** A bare weekday that recurs (`every Friday`, 每周五) or labels a written date (`Sat Dec 12`). */
 const RECURS_BEFORE = /(?:\bevery|\beach|每)\s*$/iu;
@@ -125,8 +121,8 @@ interface TableMatch {
 function tableMatches(text: string): TableMatch[] {
   const found: TableMatch[] = [];
   const lower = text.toLowerCase();
-  for (const { row, words, pattern } of COMPILED) {
-    if (words !== null && !words.some((word) => lower.includes(word))) continue;
+  for (const { row, word, pattern } of COMPILED) {
+    if (!lower.includes(word)) continue;
     for (const match of text.matchAll(pattern)) {
       const start = match.index ?? 0;
       const end = start + match[0].length;
