@@ -4,13 +4,7 @@ import { sortableInstant } from "#domain/dates.ts";
 import type { ChecklistEntry, GateContext } from "#domain/gate/index.ts";
 import { extractMentions } from "#domain/mentions.ts";
 import type { Claim, ConsolidationOutput, MemoryEvent, PendingItem, ValueData } from "#domain/schemas.ts";
-import {
-  MAX_SEARCH_TERMS,
-  type SearchDocument,
-  type SearchHit,
-  SearchIndex,
-  SerializedSearchIndex,
-} from "#domain/search-index.ts";
+import { MAX_SEARCH_TERMS, type SearchDocument, type SearchHit, SearchIndex } from "#domain/search-index.ts";
 import { parseStrictJsonPaced } from "#domain/strict-json.ts";
 import type { Pause } from "#ports/time.ts";
 
@@ -114,7 +108,7 @@ export function buildRecallIndex(
     mustPreserveClaims: [...mustPreserveClaims].sort((a, b) => a - b),
     coldInputs: uncited.length,
     days: servedDays(body, (id) => inputs[position.get(id) ?? -1]),
-    search: JSON.stringify(SearchIndex.build(documents)),
+    search: encodeSearch(SearchIndex.build(documents)),
   };
 }
 
@@ -218,16 +212,15 @@ export interface RecallSearch {
 }
 
 /**
- * The index's search, loaded a step at a time (the serialised index parsed with pauses, for a
- * serving thread). A version 1 index answers as its MiniSearch index of cold events, its words
- * combined with OR (each a fuzzy prefix search, at most MAX_SEARCH_TERMS of them).
+ * The index's search, loaded once: a version 2 index decodes its flat parts (no object per term
+ * or posting, so even a 100,000-event cold layer loads in one short step); a version 1 index
+ * answers as its MiniSearch index of cold events (parsed with pauses, for a serving thread), its
+ * words combined with OR (each a fuzzy prefix search, at most MAX_SEARCH_TERMS of them).
  */
 export async function loadRecallSearch(index: RecallIndex, pause: Pause): Promise<RecallSearch> {
   if (index.version === 2) {
-    const parsed = await parseStrictJsonPaced(index.search, pause);
-    const search = SearchIndex.load(
-      SerializedSearchIndex.parse(parsed.ok ? parsed.value : JSON.parse(index.search)),
-    );
+    await pause();
+    const search = decodeSearch(index.search);
     return {
       async search(query, limit, pausing) {
         const steps = search.searchSteps(query, limit);
@@ -263,6 +256,63 @@ export async function loadRecallSearch(index: RecallIndex, pause: Pause): Promis
         .slice(0, limit);
     },
   };
+}
+
+/**
+ * A search index as the recall index stores it: JSON with its id and term lists as text and its
+ * arrays as base64 of their little-endian 32-bit integers (a large index parses in one step and
+ * loads as a handful of typed arrays).
+ */
+const StoredSearch = z.object({
+  version: z.literal(1),
+  ids: z.string(),
+  terms: z.string(),
+  lengths: z.string(),
+  offsets: z.string(),
+  postings: z.string(),
+});
+
+export function encodeSearch(index: SearchIndex): string {
+  const { ids, terms, lengths, offsets, postings } = index.toParts();
+  const base64 = (array: Int32Array) =>
+    Buffer.from(littleEndian(array).buffer, array.byteOffset, array.byteLength).toString("base64");
+  return JSON.stringify({
+    version: 1,
+    ids,
+    terms,
+    lengths: base64(lengths),
+    offsets: base64(offsets),
+    postings: base64(postings),
+  });
+}
+
+/** The search index a recall index stores; throws when it is damaged. */
+export function decodeSearch(text: string): SearchIndex {
+  const stored = StoredSearch.parse(JSON.parse(text));
+  const ints = (encoded: string) => {
+    const bytes = Buffer.from(encoded, "base64");
+    if (bytes.length % 4 !== 0) throw new RangeError("a search array is not whole 32-bit integers");
+    const array = new Int32Array(bytes.length / 4);
+    new Uint8Array(array.buffer).set(bytes);
+    return littleEndian(array);
+  };
+  return SearchIndex.fromParts({
+    ids: stored.ids,
+    terms: stored.terms,
+    lengths: ints(stored.lengths),
+    offsets: ints(stored.offsets),
+    postings: ints(stored.postings),
+  });
+}
+
+const BIG_ENDIAN = new Uint8Array(Int32Array.of(1).buffer)[0] === 0;
+/** The array in little-endian byte order (itself on little-endian machines, every one memgate runs on). */
+function littleEndian(array: Int32Array): Int32Array {
+  if (!BIG_ENDIAN) return array;
+  const swapped = new Int32Array(array.length);
+  const view = new DataView(swapped.buffer);
+  array.forEach((value, i) => view.setInt32(i * 4, value, true));
+  return swapped;
 }
 
 /** How version 1 indexes were built (MiniSearch over the cold events' text and keys). */

@@ -144,8 +144,18 @@ export function textGroup<S extends RecallSection>(
 ): { group: string; tokens: number } | null {
   if (version !== 2 || section !== "claims") return null;
   const { scope } = item as Claim;
-  return scope === "global" ? null : { group: scope, tokens: countTokens(`${scopeHeading(scope)}\n`) };
+  if (scope === "global") return null;
+  let tokens = headingTokens.get(scope);
+  if (tokens === undefined) {
+    tokens = countTokens(`${scopeHeading(scope)}\n`);
+    if (headingTokens.size > 10_000) headingTokens.clear();
+    headingTokens.set(scope, tokens);
+  }
+  return { group: scope, tokens };
 }
+
+/** What each scope's heading costs, counted once (a budget offers many claims of one scope). */
+const headingTokens = new Map<string, number>();
 
 /**
  * The most the lines that are neither items nor headings can cost in the text of `frame` (a

@@ -20,7 +20,7 @@ import { canonicalValue } from "#domain/values.ts";
 import { InputError } from "#ports/errors.ts";
 import { neverPause, type Pause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
-import { claimDocument, pendingDocument } from "./recall-index.ts";
+
 import {
   type RecallSection,
   type RecallSectionItems,
@@ -34,6 +34,8 @@ import {
 } from "./recall-text.ts";
 import type { TextVersion } from "./recall-text-lines.ts";
 import {
+  type ClaimPlan,
+  type ClaimRun,
   type PartMeasure,
   type PartTokens,
   ServedArtifacts,
@@ -305,6 +307,10 @@ class TokenBudget {
   get limited(): boolean {
     return this.limit !== undefined;
   }
+  /** What is left of the budget (infinite without one). */
+  get remaining(): number {
+    return this.limit === undefined ? Number.POSITIVE_INFINITY : this.limit - this.used;
+  }
   /** The tokens of the items taken: a JSON answer's `servedTokens`. */
   get served(): number {
     return this.items;
@@ -338,11 +344,13 @@ export async function recall(
   // A text budget first keeps no room for the note on what it left out; when that note then
   // does not fit, the selection runs again with room for it at its longest.
   // JSON: the served items as the budget counts them, summed while it took them.
-  const first = await select(deps, subject, options, false);
+  // The query is searched once, whichever selection uses it.
+  const searched = new Map<ServedIndex, Promise<Searched>>();
+  const first = await select(deps, subject, options, false, searched);
   if (textVersionOf(options.format) === null) return first;
   const tokens = textTokens(first, options);
   if (options.budget === undefined || tokens <= options.budget) return { ...first, servedTokens: tokens };
-  const second = await select(deps, subject, options, true);
+  const second = await select(deps, subject, options, true, searched);
   return { ...second, servedTokens: textTokens(second, options) };
 }
 
@@ -359,6 +367,7 @@ async function select(
   subject: string,
   options: RecallOptions,
   roomForLeftOut: boolean,
+  searched: Map<ServedIndex, Promise<Searched>>,
 ): Promise<Recall> {
   const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
   const snapshot = await deps.events.snapshot(subject);
@@ -420,16 +429,20 @@ async function select(
       servedTokens: budget.served,
     };
   }
+  // Each part's tokens in this rendering, counted once per artifact, and the claims the scope serves.
+  const pause = deps.pause ?? neverPause;
+  if (index !== null) body.showDays(index);
+  const tokens = await body.tokens(budget.measure, pause);
+  const plan = body.claimPlan(options.scope, index?.mustPreserveClaims ?? new Set<number>(), tokens);
   reserveFrame(
     budget,
     frame,
     options,
     roomForLeftOut
       ? {
-          claims: body.body.claims.filter((claim) => inScope(options.scope, claim.scope)).length,
+          claims: plan.all.indices.length,
           pending: body.body.pending.length,
-          unresolvedConflicts: body.body.unresolvedConflicts.filter((c) => inScope(options.scope, c.scope))
-            .length,
+          unresolvedConflicts: plan.conflicts.length,
           summary: body.body.summary !== "",
           cold: options.query === undefined ? 0 : budget.limited ? RECALL_RANKED_HITS : RECALL_COLD_MATCHES,
           // A skipped event's note is counted when the page meets it.
@@ -438,19 +451,13 @@ async function select(
       : NOTHING_OMITTED,
     alias.coversThrough < snapshot.highWater,
   );
-  // Each part's tokens in this rendering, counted once per artifact.
-  const pause = deps.pause ?? neverPause;
-  if (index !== null) body.showDays(index);
-  const tokens = await body.tokens(budget.measure, pause);
-  const hits = await rankedHits(index, options, budget.limited, pause);
-  const parts = new SummaryParts(
-    budget,
-    body,
-    tokens,
-    options.scope,
-    index?.mustPreserveClaims ?? new Set(),
-    hits,
-  );
+  let search: Promise<Searched> = Promise.resolve({ hits: null, problem: null });
+  if (index !== null) {
+    search = searched.get(index) ?? rankedHits(index, options, budget.limited, pause);
+    searched.set(index, search);
+  }
+  const { hits, problem } = await search;
+  const parts = new SummaryParts(budget, body, tokens, plan, hits);
   parts.first();
   const cold = hits === null ? NO_MATCHES : await parts.hits(deps, snapshot);
   parts.summary();
@@ -458,7 +465,7 @@ async function select(
   parts.rest();
   return {
     ...frame,
-    reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}`,
+    reason: `summary ${alias.parentArtifactId} covers through ${alias.coversThrough}; ${page.events.length} newer events follow${page.nextCursor ? " (more with the cursor)" : ""}${options.query !== undefined && index === null ? "; this summary has no search index: query not answered" : ""}${problem === null ? "" : `; this summary's search index cannot be read (${problem}): query not answered`}`,
     ...parts.served(),
     tail: page.events,
     cold: cold.events,
@@ -523,18 +530,32 @@ const NO_MATCHES = { events: [] as SequencedEvent[], omitted: 0 };
  * RECALL_COLD_MATCHES.
  */
 async function rankedHits(
-  index: ServedIndex | null,
+  index: ServedIndex,
   options: RecallOptions,
   limited: boolean,
   pause: Pause,
-): Promise<SearchHit[] | null> {
-  if (index === null || options.query === undefined || options.query.trim() === "") return null;
-  const search = await index.search(pause);
-  const hits = await search.search(options.query, RECALL_RANKED_HITS, pause);
-  if (limited) return hits;
+): Promise<Searched> {
+  if (options.query === undefined || options.query.trim() === "") return { hits: null, problem: null };
+  let hits: SearchHit[];
+  try {
+    hits = await (await index.search(pause)).search(options.query, RECALL_RANKED_HITS, pause);
+  } catch (error) {
+    // A damaged index never fails a recall: the summary is served without the query's hits.
+    return {
+      hits: null,
+      problem: error instanceof Error ? (error.message.split("\n")[0] ?? error.name) : String(error),
+    };
+  }
+  if (limited) return { hits, problem: null };
   const cold = hits.filter((hit) => !hit.id.startsWith("#")).slice(0, RECALL_COLD_MATCHES);
   const kept = new Set(cold.map((hit) => hit.id));
-  return hits.filter((hit) => hit.id.startsWith("#") || kept.has(hit.id));
+  return { hits: hits.filter((hit) => hit.id.startsWith("#") || kept.has(hit.id)), problem: null };
+}
+
+/** A query's hits (null without a query), or why the index could not answer it. */
+interface Searched {
+  hits: SearchHit[] | null;
+  problem: string | null;
 }
 
 /**
@@ -546,89 +567,122 @@ async function rankedHits(
  * to the artifact's own order; a served cold event keeps its rank.
  */
 class SummaryParts {
-  private readonly claims: Array<{ claim: Claim; index: number }>;
-  private readonly rank = new Map<string, number>();
   private readonly keptClaims = new Set<number>();
   private readonly offeredClaims = new Set<number>();
   private keptPending: Array<{ item: PendingItem; index: number }> = [];
   private keptConflicts: ConflictRef[] = [];
-  private conflictCount = 0;
   private keptSummary = false;
+  /** The rank of each pending item a query reached. */
+  private readonly pendingRank = new Map<number, number>();
 
   constructor(
     private readonly budget: TokenBudget,
     private readonly artifact: ServedBody,
     private readonly tokens: PartTokens,
-    private readonly scope: string | undefined,
-    private readonly mustPreserve: ReadonlySet<number>,
+    private readonly plan: ClaimPlan,
     private readonly ranked: readonly SearchHit[] | null,
   ) {
-    this.claims = artifact.body.claims
-      .map((claim, index) => ({ claim, index }))
-      .filter((c) => inScope(scope, c.claim.scope));
-    for (const [i, hit] of (ranked ?? []).entries()) this.rank.set(hit.id, i);
+    for (const [rank, hit] of (ranked ?? []).entries())
+      if (hit.id.startsWith("#p")) this.pendingRank.set(Number(hit.id.slice(2)), rank);
   }
 
-  /** Items a query reached first (by rank), then the others in the artifact's order. */
-  private byRank<T extends { index: number }>(items: readonly T[], id: (index: number) => string): T[] {
-    if (this.ranked === null) return [...items];
-    const rankOf = (item: T) => this.rank.get(id(item.index)) ?? Number.POSITIVE_INFINITY;
-    return [...items].sort((a, b) => rankOf(a) - rankOf(b) || a.index - b.index);
+  /** No claim fits what the budget has left: offering more changes nothing. */
+  private get claimsFull(): boolean {
+    return this.budget.remaining < this.plan.smallestClaim;
   }
 
-  private offerClaim(c: { claim: Claim; index: number }): void {
-    this.offeredClaims.add(c.index);
-    if (this.budget.take("claims", c.claim, this.tokens.claims[c.index])) this.keptClaims.add(c.index);
+  private offerClaim(index: number): void {
+    this.offeredClaims.add(index);
+    const claim = this.artifact.body.claims[index] as Claim;
+    if (this.budget.take("claims", claim, this.tokens.claims[index])) this.keptClaims.add(index);
+  }
+
+  /**
+   * Offers the claims of `run` the query reached first (best first), then the others in order,
+   * passing over the stretches where no claim costs as little as what the budget has left, until
+   * MISFITS_IN_A_ROW claims in a row did not fit (CONTRACT §6 "Search": a full budget never walks
+   * the whole summary).
+   */
+  private offerClaims(run: ClaimRun): void {
+    let misfits = 0;
+    const offer = (index: number) => {
+      this.offerClaim(index);
+      misfits = this.keptClaims.has(index) ? 0 : misfits + 1;
+      return misfits < MISFITS_IN_A_ROW && !this.claimsFull;
+    };
+    for (const hit of this.ranked ?? []) {
+      const index = claimIndexOf(hit.id);
+      if (index !== null && !this.offeredClaims.has(index) && run.members.has(index) && !offer(index)) return;
+    }
+    for (let at = run.next(0, this.budget.remaining); at < run.indices.length; ) {
+      const index = run.indices[at] as number;
+      if (!this.offeredClaims.has(index) && !offer(index)) return;
+      at = run.next(at + 1, this.budget.remaining);
+    }
   }
 
   first(): void {
     const { body } = this.artifact;
-    const mustPreserve = this.claims.filter((c) => this.mustPreserve.has(c.index));
-    for (const c of this.byRank(mustPreserve, claimDocument)) this.offerClaim(c);
-    const pending = body.pending.map((item, index) => ({ item, index }));
-    this.keptPending = this.byRank(pending, pendingDocument)
+    this.offerClaims(this.plan.mustPreserve);
+    this.keptPending = body.pending
+      .map((item, index) => ({ item, index, rank: this.pendingRank.get(index) ?? Number.POSITIVE_INFINITY }))
+      .sort((a, b) => a.rank - b.rank || a.index - b.index)
       .filter((p) => this.budget.take("tasks", p.item, this.tokens.pending[p.index]))
       .sort((a, b) => a.index - b.index);
-    const conflicts = body.unresolvedConflicts
-      .map((conflict, index) => ({ conflict, index }))
-      .filter((c) => inScope(this.scope, c.conflict.scope));
-    this.conflictCount = conflicts.length;
-    this.keptConflicts = conflicts
-      .filter((c) => this.budget.take("conflicts", c.conflict, this.tokens.unresolvedConflicts[c.index]))
-      .map((c) => c.conflict);
-    if (this.ranked === null)
-      for (const c of this.claims) if (!this.offeredClaims.has(c.index)) this.offerClaim(c);
+    this.keptConflicts = this.plan.conflicts
+      .filter((index) =>
+        this.budget.take(
+          "conflicts",
+          body.unresolvedConflicts[index] as ConflictRef,
+          this.tokens.unresolvedConflicts[index],
+        ),
+      )
+      .map((index) => body.unresolvedConflicts[index] as ConflictRef);
+    if (this.ranked === null) this.offerClaims(this.plan.all);
   }
 
-  /** The query's other claims and cold events, best first; the cold events served, and those left out. */
+  /**
+   * The query's other claims and cold events, best first, until the first that does not fit (CONTRACT
+   * §5a: "until the next does not fit"); the cold events served, and the cold hits left out (read or
+   * not: a hit is read from the store only when it is offered).
+   */
   async hits(
     deps: Pick<Deps, "events">,
     snapshot: Snapshot,
   ): Promise<{ events: SequencedEvent[]; omitted: number }> {
-    const claimAt = new Map(this.claims.map((c) => [claimDocument(c.index), c]));
     const served: SequencedEvent[] = [];
-    let omitted = 0;
     const hits = this.ranked ?? [];
-    // Cold events are read a window of hits at a time: a budget is usually spent long before the last.
-    for (let start = 0; start < hits.length; start += HIT_WINDOW) {
-      const window = hits.slice(start, start + HIT_WINDOW);
+    // Left out: every cold hit not served but those out of scope (or gone from the store).
+    let unserved = hits.filter((hit) => !hit.id.startsWith("#")).length;
+    const result = () => ({ events: served, omitted: unserved });
+    // Cold events are read a window of hits at a time, each window twice the last: a budget is
+    // usually spent within the first.
+    let size = FIRST_HIT_WINDOW;
+    for (let start = 0; start < hits.length; start += size, size *= 2) {
+      const window = hits.slice(start, start + size);
       const coldIds = window.map((hit) => hit.id).filter((id) => !id.startsWith("#"));
       const stored =
         coldIds.length === 0 ? new Map() : await deps.events.eventsById(snapshot.subject, coldIds);
       for (const { id } of window) {
-        const claim = claimAt.get(id);
-        if (claim !== undefined) {
-          if (!this.offeredClaims.has(claim.index)) this.offerClaim(claim);
+        const index = claimIndexOf(id);
+        if (index !== null) {
+          if (!this.plan.all.members.has(index) || this.offeredClaims.has(index)) continue;
+          this.offerClaim(index);
+          if (!this.keptClaims.has(index)) return result();
           continue;
         }
         if (id.startsWith("#")) continue;
         const event = stored.get(id)?.event;
-        if (event === undefined || !eventInScope(this.scope, event)) continue;
-        if (this.budget.take("matches", event)) served.push(event);
-        else omitted++;
+        if (event === undefined || !eventInScope(this.plan.scope, event)) {
+          unserved--;
+          continue;
+        }
+        if (!this.budget.take("matches", event)) return result();
+        served.push(event);
+        unserved--;
       }
     }
-    return { events: served, omitted };
+    return result();
   }
 
   summary(): void {
@@ -637,12 +691,13 @@ class SummaryParts {
 
   /** The claims a query did not reach, after the tail. */
   rest(): void {
-    if (this.ranked === null) return;
-    for (const c of this.claims) if (!this.offeredClaims.has(c.index)) this.offerClaim(c);
+    if (this.ranked !== null) this.offerClaims(this.plan.all);
   }
 
   served(): Pick<Recall, "claims" | "pending" | "unresolvedConflicts" | "summary" | "days"> {
-    const claims = this.claims.filter((c) => this.keptClaims.has(c.index)).map((c) => c.claim);
+    const claims = [...this.keptClaims]
+      .sort((a, b) => a - b)
+      .map((index) => this.artifact.body.claims[index] as Claim);
     const pending = this.keptPending.map((p) => p.item);
     return {
       claims,
@@ -655,16 +710,24 @@ class SummaryParts {
 
   omitted(): Pick<Recall["omitted"], "claims" | "pending" | "unresolvedConflicts" | "summary"> {
     return {
-      claims: this.claims.length - this.keptClaims.size,
+      claims: this.plan.all.indices.length - this.keptClaims.size,
       pending: this.artifact.body.pending.length - this.keptPending.length,
-      unresolvedConflicts: this.conflictCount - this.keptConflicts.length,
+      unresolvedConflicts: this.plan.conflicts.length - this.keptConflicts.length,
       summary: !this.keptSummary,
     };
   }
 }
 
-/** How many of a query's hits are read at a time. */
-const HIT_WINDOW = 48;
+/** The claim a search document names (`#c<index>`), null for anything else. */
+function claimIndexOf(id: string): number | null {
+  return id.startsWith("#c") ? Number(id.slice(2)) : null;
+}
+
+/** After this many claims in a row that did not fit, a budget offers no more of that group. */
+const MISFITS_IN_A_ROW = 64;
+
+/** How many of a query's hits are read first (the next windows double). */
+const FIRST_HIT_WINDOW = 16;
 
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read

@@ -119,8 +119,51 @@ export class ServedBody {
   private readonly counted = new Map<PartMeasure["rendering"], Promise<PartTokens>>();
 
   private daysShown = false;
+  private readonly plans = new WeakMap<PartTokens, Map<string, ClaimPlan>>();
 
   constructor(readonly body: ConsolidationOutput) {}
+
+  /**
+   * The claims (and conflicts) a recall of `scope` serves from, computed once per scope and
+   * rendering: recall with a budget then walks only as far as the budget reaches, never the whole
+   * summary.
+   */
+  claimPlan(scope: string | undefined, mustPreserve: ReadonlySet<number>, tokens: PartTokens): ClaimPlan {
+    let byScope = this.plans.get(tokens);
+    if (!byScope) {
+      byScope = new Map();
+      this.plans.set(tokens, byScope);
+    }
+    const key = scope ?? "";
+    let plan = byScope.get(key);
+    if (!plan) {
+      const served = (of: string) => scope === undefined || of === scope || of === "global";
+      const all: number[] = [];
+      this.body.claims.forEach((claim, index) => {
+        if (served(claim.scope)) all.push(index);
+      });
+      const conflicts: number[] = [];
+      this.body.unresolvedConflicts.forEach((conflict, index) => {
+        if (served(conflict.scope)) conflicts.push(index);
+      });
+      const costs = tokens.claims;
+      plan = {
+        scope,
+        all: new ClaimRun(all, costs),
+        mustPreserve: new ClaimRun(
+          all.filter((index) => mustPreserve.has(index)),
+          costs,
+        ),
+        conflicts,
+        smallestClaim: all.reduce(
+          (least, index) => Math.min(least, costs[index] ?? 0),
+          Number.POSITIVE_INFINITY,
+        ),
+      };
+      byScope.set(key, plan);
+    }
+    return plan;
+  }
 
   /** Remembers the days its index gives its claims and pending items (once), for the text to show. */
   showDays(index: ServedIndex): void {
@@ -151,6 +194,56 @@ export class ServedBody {
       unresolvedConflicts: await each("conflicts", this.body.unresolvedConflicts),
       summary: measure.item("summary", this.body.summary),
     };
+  }
+}
+
+/** The claims one scope's recall serves from: all of them and the must-preserve ones, in order. */
+export interface ClaimPlan {
+  scope: string | undefined;
+  all: ClaimRun;
+  mustPreserve: ClaimRun;
+  /** The unresolved conflicts in scope, by index. */
+  conflicts: readonly number[];
+  /** The fewest tokens a claim of the scope costs (infinite when it has none). */
+  smallestClaim: number;
+}
+
+/**
+ * Claims in order with what each costs, and the least cost of each block of them: `next` finds the
+ * next claim that could fit a room without looking at the blocks where none could.
+ */
+export class ClaimRun {
+  static readonly BLOCK = 128;
+  readonly members: ReadonlySet<number>;
+  private readonly blockLeast: Float64Array;
+
+  constructor(
+    readonly indices: readonly number[],
+    private readonly costs: readonly number[],
+  ) {
+    this.members = new Set(indices);
+    this.blockLeast = new Float64Array(Math.ceil(indices.length / ClaimRun.BLOCK)).fill(
+      Number.POSITIVE_INFINITY,
+    );
+    indices.forEach((index, at) => {
+      const block = Math.floor(at / ClaimRun.BLOCK);
+      this.blockLeast[block] = Math.min(this.blockLeast[block] as number, costs[index] ?? 0);
+    });
+  }
+
+  /** The first position from `from` whose claim costs at most `room` (the length when none). */
+  next(from: number, room: number): number {
+    let at = from;
+    while (at < this.indices.length) {
+      const block = Math.floor(at / ClaimRun.BLOCK);
+      if ((this.blockLeast[block] as number) > room) {
+        at = (block + 1) * ClaimRun.BLOCK;
+        continue;
+      }
+      if ((this.costs[this.indices[at] as number] ?? 0) <= room) return at;
+      at++;
+    }
+    return this.indices.length;
   }
 }
 

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { searchTerms } from "./search-terms.ts";
 
 /**
@@ -38,16 +37,21 @@ export interface SearchDocument {
 }
 
 /**
- * The serialised index: document ids in order; per field, each document's length in terms; per
- * term, per field, its postings as [document, frequency] pairs flattened, documents ascending.
+ * The index as a few flat parts, which a store keeps as they are (the recall index encodes the
+ * arrays in base64): loading it builds no object per term or per posting, so a large index costs a
+ * serving process almost nothing to hold or to collect. `ids` and `terms` are joined by line
+ * breaks (neither ever holds one), terms in ascending code-unit order; `lengths` holds each
+ * field's document lengths in terms, field after field; `offsets` (terms × fields + 1 entries)
+ * where each term's postings in each field start in `postings`, which holds [document, frequency]
+ * pairs, documents ascending.
  */
-export const SerializedSearchIndex = z.object({
-  version: z.literal(1),
-  ids: z.array(z.string()),
-  lengths: z.array(z.array(z.number().int().nonnegative())),
-  postings: z.record(z.string(), z.array(z.array(z.number().int().nonnegative()))),
-});
-export type SerializedSearchIndex = z.infer<typeof SerializedSearchIndex>;
+export interface SearchIndexParts {
+  ids: string;
+  terms: string;
+  lengths: Int32Array;
+  offsets: Int32Array;
+  postings: Int32Array;
+}
 
 /** A ranked hit: the document's id and its score. */
 export interface SearchHit {
@@ -56,76 +60,128 @@ export interface SearchHit {
 }
 
 export class SearchIndex {
-  private readonly averageLengths: number[];
+  private readonly count: number;
+  /** Where each document's id and each term start in `ids` and `terms` (one more than there are). */
+  private readonly idStarts: Int32Array;
+  private readonly termStarts: Int32Array;
+  /**
+   * Per field, each document's length term of BM25's denominator, k1 · (1 − b + b · length / average),
+   * computed once (a search then reads one number per posting).
+   */
+  private norms: Float64Array[] | undefined;
+  /** Scratch arrays of finished searches, reused (a search on a large index allocates none). */
+  private readonly scratch: Scratch[] = [];
 
-  private constructor(private readonly data: SerializedSearchIndex) {
-    this.averageLengths = FIELDS.map((_, field) => {
-      const lengths = data.lengths[field] ?? [];
-      const total = lengths.reduce((sum, length) => sum + length, 0);
-      return data.ids.length === 0 ? 0 : total / data.ids.length;
-    });
+  private constructor(private readonly parts: SearchIndexParts) {
+    this.idStarts = lineStarts(parts.ids);
+    this.termStarts = lineStarts(parts.terms);
+    this.count = parts.ids === "" ? 0 : this.idStarts.length - 1;
   }
 
   /** Indexes the documents in the order given (the order equal scores keep). */
   static build(documents: readonly SearchDocument[]): SearchIndex {
-    const lengths = FIELDS.map(() => new Array<number>(documents.length).fill(0));
-    const postings: Record<string, number[][]> = Object.create(null);
+    const lengths = new Int32Array(FIELDS.length * documents.length);
+    const byTerm = new Map<string, number[][]>();
     documents.forEach((document, index) => {
       FIELDS.forEach((field, fieldIndex) => {
         const text = document.fields[field];
         if (text === undefined || text === "") return;
         const terms = searchTerms(text);
-        (lengths[fieldIndex] as number[])[index] = terms.length;
+        lengths[fieldIndex * documents.length + index] = terms.length;
         const counts = new Map<string, number>();
         for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
         for (const [term, count] of counts) {
-          let byField = postings[term];
+          let byField = byTerm.get(term);
           if (byField === undefined) {
             byField = FIELDS.map(() => []);
-            postings[term] = byField;
+            byTerm.set(term, byField);
           }
           (byField[fieldIndex] as number[]).push(index, count);
         }
       });
     });
-    return new SearchIndex({ version: 1, ids: documents.map((document) => document.id), lengths, postings });
+    const terms = [...byTerm.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const offsets = new Int32Array(terms.length * FIELDS.length + 1);
+    let total = 0;
+    terms.forEach((term, t) => {
+      (byTerm.get(term) ?? []).forEach((postings, field) => {
+        offsets[t * FIELDS.length + field] = total;
+        total += postings.length;
+      });
+    });
+    offsets[terms.length * FIELDS.length] = total;
+    const postings = new Int32Array(total);
+    let at = 0;
+    for (const term of terms)
+      for (const fieldPostings of byTerm.get(term) ?? []) {
+        postings.set(fieldPostings, at);
+        at += fieldPostings.length;
+      }
+    return new SearchIndex({
+      ids: documents.map((document) => document.id).join("\n"),
+      terms: terms.join("\n"),
+      lengths,
+      offsets,
+      postings,
+    });
   }
 
-  /** An index from its serialised form (schema-checked by the caller's parse). */
-  static load(data: SerializedSearchIndex): SearchIndex {
-    return new SearchIndex(data);
+  /** An index from its parts (as `toParts` gave them); throws when they do not fit together. */
+  static fromParts(parts: SearchIndexParts): SearchIndex {
+    const index = new SearchIndex(parts);
+    const terms = parts.terms === "" ? 0 : index.termStarts.length - 1;
+    if (
+      parts.lengths.length !== FIELDS.length * index.count ||
+      parts.offsets.length !== terms * FIELDS.length + 1 ||
+      parts.offsets[parts.offsets.length - 1] !== parts.postings.length
+    )
+      throw new RangeError("the search index's parts do not fit together");
+    return index;
   }
 
-  toJSON(): SerializedSearchIndex {
-    return this.data;
+  toParts(): SearchIndexParts {
+    return this.parts;
   }
 
   get size(): number {
-    return this.data.ids.length;
+    return this.count;
   }
 
   /**
-   * The query's distinct terms as searched: those the index holds, at most MAX_SEARCH_TERMS, the
-   * rarest first kept (fewest documents: the most informative), ties in the query's order; a
-   * longer question is cut, never refused.
+   * The query's distinct terms as searched: those the index holds, but those the text of more than
+   * half its documents holds (this index's own stopwords: their weight is near nothing, their
+   * postings are the longest; a name in half the documents' source still counts) unless no other
+   * is left (then the rarest of them alone); at most MAX_SEARCH_TERMS, the
+   * rarest kept (fewest documents: the most informative), ties in the query's order. A longer
+   * question is cut, never refused.
    */
   queryTerms(query: string): string[] {
+    return this.searchable(query).map((known) => known.term);
+  }
+
+  private searchable(query: string): Array<{ term: string; position: number }> {
     const seen = new Set<string>();
-    const known: Array<{ term: string; documents: number; order: number }> = [];
+    const known: Array<{ term: string; position: number; documents: number; inText: number; order: number }> =
+      [];
     for (const term of searchTerms(query)) {
       if (seen.has(term)) continue;
       seen.add(term);
-      const byField = this.postingsOf(term);
-      if (byField === undefined) continue;
-      const documents = Math.max(...byField.map((postings) => postings.length / 2));
-      known.push({ term, documents, order: known.length });
+      const position = this.termPosition(term);
+      if (position < 0) continue;
+      let documents = 0;
+      for (let field = 0; field < FIELDS.length; field++)
+        documents = Math.max(documents, this.postingsLength(position, field) / 2);
+      const inText = this.postingsLength(position, FIELDS.indexOf("text")) / 2;
+      known.push({ term, position, documents, inText, order: known.length });
     }
-    if (known.length <= MAX_SEARCH_TERMS) return known.map((k) => k.term);
-    return known
+    const telling = known.filter((k) => k.inText <= this.count / 2);
+    if (telling.length === 0 && known.length > 0)
+      return [known.reduce((rarest, k) => (k.documents < rarest.documents ? k : rarest))];
+    if (telling.length <= MAX_SEARCH_TERMS) return telling;
+    return telling
       .sort((a, b) => a.documents - b.documents || a.order - b.order)
       .slice(0, MAX_SEARCH_TERMS)
-      .sort((a, b) => a.order - b.order)
-      .map((k) => k.term);
+      .sort((a, b) => a.order - b.order);
   }
 
   /** The best `limit` documents for `query`, best first (equal scores in document order). */
@@ -142,49 +198,138 @@ export class SearchIndex {
    * thread pauses there) and returns the hits.
    */
   *searchSteps(query: string, limit: number): Generator<void, SearchHit[]> {
-    const terms = this.queryTerms(query);
-    const count = this.data.ids.length;
-    if (terms.length === 0 || count === 0 || limit <= 0) return [];
-    const scores = new Float64Array(count);
-    const matched = new Uint8Array(count);
+    const terms = this.searchable(query);
+    if (terms.length === 0 || this.count === 0 || limit <= 0) return [];
+    const norms = this.lengthNorms();
+    // Per document its score, how many of the query's terms it holds, and the last term that
+    // counted it; every entry a search touches is zeroed again before its arrays are reused.
+    const scratch = this.scratch.pop() ?? {
+      scores: new Float64Array(this.count),
+      matched: new Uint8Array(this.count),
+      lastTerm: new Uint8Array(this.count),
+    };
+    const { scores, matched, lastTerm } = scratch;
     const touched: number[] = [];
-    for (const term of terms) {
-      const byField = this.postingsOf(term) ?? [];
-      const seenHere = new Set<number>();
-      FIELDS.forEach((field, fieldIndex) => {
-        const postings = byField[fieldIndex] ?? [];
-        if (postings.length === 0) return;
-        const documents = postings.length / 2;
-        const idf = Math.log(1 + (count - documents + 0.5) / (documents + 0.5));
-        const average = this.averageLengths[fieldIndex] || 1;
-        const lengths = this.data.lengths[fieldIndex] ?? [];
-        const boost = SEARCH_FIELDS[field];
-        for (let i = 0; i < postings.length; i += 2) {
-          const document = postings[i] as number;
-          const frequency = postings[i + 1] as number;
-          const length = lengths[document] ?? 0;
-          const score =
-            idf * (DELTA + (frequency * (K1 + 1)) / (frequency + K1 * (1 - B + (B * length) / average)));
-          if (matched[document] === 0) touched.push(document);
-          scores[document] = (scores[document] as number) + boost * score;
-          if (!seenHere.has(document)) {
-            seenHere.add(document);
-            matched[document] = (matched[document] as number) + 1;
-          }
+    try {
+      for (const [t, { position }] of terms.entries()) {
+        for (let field = 0; field < FIELDS.length; field++) {
+          const start = this.parts.offsets[position * FIELDS.length + field] as number;
+          const length = this.postingsLength(position, field);
+          if (length === 0) continue;
+          const documents = length / 2;
+          const weight =
+            SEARCH_FIELDS[FIELDS[field] as SearchField] *
+            Math.log(1 + (this.count - documents + 0.5) / (documents + 0.5));
+          accumulate(
+            this.parts.postings,
+            start,
+            start + length,
+            weight,
+            norms[field] as Float64Array,
+            scratch,
+            touched,
+            t + 1,
+          );
         }
-      });
-      yield;
+        yield;
+      }
+      return topDocuments(
+        touched,
+        (document) => (scores[document] as number) * (matched[document] as number),
+        limit,
+      ).map(({ document, score }) => ({ id: this.idOf(document), score }));
+    } finally {
+      for (const document of touched) {
+        scores[document] = 0;
+        matched[document] = 0;
+        lastTerm[document] = 0;
+      }
+      this.scratch.push(scratch);
     }
-    return topDocuments(
-      touched,
-      (document) => (scores[document] as number) * (matched[document] as number),
-      limit,
-    ).map(({ document, score }) => ({ id: this.data.ids[document] as string, score }));
   }
 
-  private postingsOf(term: string): number[][] | undefined {
-    return Object.hasOwn(this.data.postings, term) ? this.data.postings[term] : undefined;
+  private lengthNorms(): Float64Array[] {
+    this.norms ??= FIELDS.map((_, field) => {
+      const lengths = this.parts.lengths.subarray(field * this.count, (field + 1) * this.count);
+      let total = 0;
+      for (const length of lengths) total += length;
+      const average = this.count === 0 ? 1 : total / this.count || 1;
+      const norms = new Float64Array(this.count);
+      for (let document = 0; document < this.count; document++)
+        norms[document] = K1 * (1 - B + (B * (lengths[document] as number)) / average);
+      return norms;
+    });
+    return this.norms;
   }
+
+  private postingsLength(position: number, field: number): number {
+    const at = position * FIELDS.length + field;
+    return (this.parts.offsets[at + 1] as number) - (this.parts.offsets[at] as number);
+  }
+
+  private idOf(document: number): string {
+    return this.parts.ids.slice(this.idStarts[document], (this.idStarts[document + 1] as number) - 1);
+  }
+
+  /** The term's place in the sorted terms (binary search), -1 when the index does not hold it. */
+  private termPosition(term: string): number {
+    let low = 0;
+    let high = this.termStarts.length - 2;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const found = this.parts.terms.slice(
+        this.termStarts[middle],
+        (this.termStarts[middle + 1] as number) - 1,
+      );
+      if (found === term) return middle;
+      if (found < term) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
+  }
+}
+
+/** Where each line of a text joined by line breaks starts, and one past its end. */
+function lineStarts(text: string): Int32Array {
+  if (text === "") return Int32Array.of(0);
+  const starts = [0];
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) starts.push(at + 1);
+  starts.push(text.length + 1);
+  return Int32Array.from(starts);
+}
+
+/**
+ * One field's postings of one term added to the scores: BM25+ with the document's length norm, and
+ * each document counted once per term (`mark`) among the terms it holds.
+ */
+function accumulate(
+  postings: Int32Array,
+  start: number,
+  end: number,
+  weight: number,
+  norms: Float64Array,
+  { scores, matched, lastTerm }: Scratch,
+  touched: number[],
+  mark: number,
+): void {
+  for (let i = start; i < end; i += 2) {
+    const document = postings[i] as number;
+    const frequency = postings[i + 1] as number;
+    if (matched[document] === 0) touched.push(document);
+    scores[document] =
+      (scores[document] as number) +
+      weight * (DELTA + (frequency * (K1 + 1)) / (frequency + (norms[document] as number)));
+    if (lastTerm[document] !== mark) {
+      lastTerm[document] = mark;
+      matched[document] = (matched[document] as number) + 1;
+    }
+  }
+}
+
+interface Scratch {
+  scores: Float64Array;
+  matched: Uint8Array;
+  lastTerm: Uint8Array;
 }
 
 interface Ranked {

@@ -1,9 +1,14 @@
 import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
-import { buildRecallIndex, loadRecallSearch, RecallIndex } from "#app/recall-index.ts";
+import {
+  buildRecallIndex,
+  decodeSearch,
+  encodeSearch,
+  loadRecallSearch,
+  RecallIndex,
+} from "#app/recall-index.ts";
 import { buildGateContext } from "#domain/gate/index.ts";
 import { DEFAULT_TRUST_POLICY, MemoryEvent } from "#domain/schemas.ts";
-import { SearchIndex, SerializedSearchIndex } from "#domain/search-index.ts";
 import { checkEventLog, selectInputs } from "#domain/selector.ts";
 import { realisticEvent } from "#harness/event-mix.ts";
 
@@ -33,10 +38,7 @@ describe("recall's search, paced", () => {
     ["unmatchedsearchword", false],
   ])("%s: the same documents, in the same order, as the index searched in one call", async (query, found) => {
     if (index.version !== 2) throw new Error("a new index is version 2");
-    const whole = SearchIndex.load(SerializedSearchIndex.parse(JSON.parse(index.search))).search(
-      query,
-      100_000,
-    );
+    const whole = decodeSearch(index.search).search(query, 100_000);
     expect(whole.length > 0).toBe(found);
     pauses.length = 0;
     const paced = await (await loadRecallSearch(index, pause)).search(query, 100_000, pause);
@@ -44,8 +46,17 @@ describe("recall's search, paced", () => {
     if (found) expect(pauses.length).toBeGreaterThan(0);
   });
 
-  it("is the same index, byte for byte, however often it is built", () => {
+  it("is the same index, byte for byte, however often it is built, encoded or decoded", () => {
     expect(JSON.stringify(buildRecallIndex(context, empty, []))).toBe(JSON.stringify(index));
+    if (index.version !== 2) throw new Error("a new index is version 2");
+    expect(encodeSearch(decodeSearch(index.search))).toBe(index.search);
+  });
+
+  it("refuses a damaged search index rather than answering from it", () => {
+    if (index.version !== 2) throw new Error("a new index is version 2");
+    const stored = JSON.parse(index.search);
+    expect(() => decodeSearch(JSON.stringify({ ...stored, postings: stored.postings.slice(8) }))).toThrow();
+    expect(() => decodeSearch(JSON.stringify({ ...stored, version: 2 }))).toThrow();
   });
 
   it("answers from a version 1 index (MiniSearch over the cold events), its words combined with OR", async () => {

@@ -126,3 +126,42 @@ describe("recall with a question", () => {
     expect(renderServedRecallText(again).text).toBe(renderServedRecallText(first).text);
   });
 });
+
+describe("recall with a question over a damaged search index", () => {
+  it("serves the summary without the question's hits and says why", async () => {
+    const damagedStore = temporaryStore("recall-query-damaged");
+    const plain = depsOverStore(damagedStore);
+    await appendEvents(plain, "leo", [
+      { eventId: "n-1", kind: "note", text: "The lighthouse novel was great." },
+      { eventId: "c-1", kind: "constraint", text: "Never lend the first edition." },
+    ]);
+    await run(plain, await takeSnapshot(plain, "leo"));
+    const artifacts = Object.create(damagedStore, {
+      readRecallIndex: {
+        value: async (subject: string, artifactId: string) => {
+          const index = (await damagedStore.readRecallIndex(subject, artifactId)) as Record<string, unknown>;
+          return {
+            ...index,
+            search: JSON.stringify({
+              version: 1,
+              ids: "",
+              terms: "x",
+              lengths: "",
+              offsets: "",
+              postings: "",
+            }),
+          };
+        },
+      },
+    });
+    const answer = await recall({ ...plain, artifacts }, "leo", {
+      query: "Which novel was great?",
+      format: "text",
+    });
+    expect(answer.mode).toBe("summary");
+    expect(answer.cold).toEqual([]);
+    expect(answer.reason).toMatch(/search index cannot be read .*query not answered/);
+    expect(answer.claims.map((claim) => claim.derivedFrom[0])).toEqual(["c-1"]);
+    damagedStore.close();
+  });
+});
