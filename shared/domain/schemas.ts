@@ -494,11 +494,17 @@ export const ExpectedAlias = z.object({
 });
 export type ExpectedAlias = z.infer<typeof ExpectedAlias>;
 
-/** What one consistent read of clock and alias yields; the queue message body. */
+/**
+ * What one consistent read of clock and alias yields; the queue message body. `epochMovedAt` is
+ * the clock's highWater after the write that last moved inputEpoch (0 while it never moved): no
+ * snapshot of that epoch covers less (CONTRACT §2). A store's read always sets it; a message may
+ * leave it out, and what consumes a message reads it afresh from the clock.
+ */
 export const Snapshot = z.object({
   subject: Subject,
   highWater: z.number({ error: "highWater must be an integer" }).int().nonnegative(),
   inputEpoch: z.number({ error: "inputEpoch must be an integer" }).int().nonnegative(),
+  epochMovedAt: z.number({ error: "epochMovedAt must be an integer" }).int().nonnegative().optional(),
   expectedAlias: ExpectedAlias.nullable(),
 });
 export type Snapshot = z.infer<typeof Snapshot>;

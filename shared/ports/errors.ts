@@ -71,6 +71,18 @@ export class PublishRefusedError extends Error {
 }
 
 /**
+ * Why a switch to an artifact covering less than where the clock's epoch began is refused: an
+ * event after its coverage (a revocation, a supersession, a contradiction, a later reading) or a
+ * policy change moved the epoch, so the artifact judged its inputs without it (CONTRACT §2).
+ */
+export function epochAfterCoverage(
+  epochMovedAt: number,
+  request: { inputEpoch: number; newCoversThrough: number },
+): string {
+  return `epoch ${request.inputEpoch} began at ${epochMovedAt}, after the artifact's coverage ${request.newCoversThrough}: what moved it there changed what the events it covers mean`;
+}
+
+/**
  * A snapshot that cannot be built on (beyond the log, below the alias's coverage): refused before
  * anything is generated. Exit 4 like a refused publish: a fresh snapshot is the way on.
  */

@@ -15,6 +15,31 @@ export interface Clock {
   inputEpoch: number;
 }
 
+/**
+ * The clock as a store reads it, with where its epoch began: `epochMovedAt` is the highWater the
+ * write that last moved inputEpoch left (an append, a policy change, a selector adoption; 0 while
+ * the epoch never moved). Every write of the clock keeps it or, moving the epoch, sets it; a clock
+ * written before it was kept reads as moved at its highWater, the lowest safe answer.
+ */
+export interface EpochClock extends Clock {
+  epochMovedAt: number;
+}
+
+/**
+ * Where a stored clock's epoch last moved: as kept, else (a clock written before it was kept) its
+ * highWater, or 0 when its epoch never moved: the lowest answer that is surely not too low.
+ */
+export function epochMovedAtOf(clock: Clock, kept: number | null | undefined): number {
+  return kept ?? (clock.inputEpoch === 0 ? 0 : clock.highWater);
+}
+
+/**
+ * A snapshot as the store read it: `epochMovedAt` always set. A snapshot of the epoch covering
+ * less than it would judge the events it covers without the event that moved the epoch (a
+ * revocation after it, say), so none is built or published (CONTRACT §2).
+ */
+export type ReadSnapshot = Snapshot & { epochMovedAt: number };
+
 /** What an append wrote, as the engine's write answers it. */
 export interface AppendWritten {
   /** Ids written by this call, in sequence order. */
@@ -37,7 +62,7 @@ export interface AppendResult extends AppendWritten {
    * append's own transaction where the store can (a read after it would wait for every later commit
    * to be durable too), else read right after it.
    */
-  snapshot: Snapshot;
+  snapshot: ReadSnapshot;
 }
 
 /** The event log with its source clock. */
@@ -49,8 +74,8 @@ export interface EventLog {
    * conflict. A batch too large for one transaction is split into ordered chunks, each atomic.
    */
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult>;
-  /** One consistent read of clock and alias: the snapshot message. */
-  snapshot(subject: string): Promise<Snapshot>;
+  /** One consistent read of clock and alias: the snapshot message, with where its epoch began. */
+  snapshot(subject: string): Promise<ReadSnapshot>;
   /** Every stored event with sequence <= highWater, ascending. */
   eventsThrough(subject: string, highWater: number): Promise<SequencedEvent[]>;
   /** Every stored event with sequence > after, ascending (the tail a summary does not cover). */
@@ -155,11 +180,12 @@ export interface SubjectIndexing {
 }
 
 /** The snapshot message from one consistent read of a subject's clock and alias. */
-export function snapshotOf(subject: string, clock: Clock, alias: AliasState | null): Snapshot {
+export function snapshotOf(subject: string, clock: EpochClock, alias: AliasState | null): ReadSnapshot {
   return {
     subject,
     highWater: clock.highWater,
     inputEpoch: clock.inputEpoch,
+    epochMovedAt: clock.epochMovedAt,
     expectedAlias: alias
       ? {
           parentArtifactId: alias.artifactId,

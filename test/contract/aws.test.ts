@@ -1,4 +1,5 @@
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MemoryEvent } from "#domain/schemas.ts";
 import { openAwsStores, type RequestCounter } from "#harness/aws-stores.ts";
@@ -77,6 +78,43 @@ describe("the switch on DynamoDB Local", () => {
     } finally {
       await stores.store.updateSettings({ publishMode: "live" });
     }
+  });
+});
+
+describe("a DynamoDB clock written before it kept where its epoch began", () => {
+  it("reads as begun at its highWater (0 when it never moved); the switch holds to that; the next write keeps it", async () => {
+    const subject = "user-clock-before-epoch-moved-at";
+    const fact = (eventId: string) => MemoryEvent.parse({ eventId, kind: "fact", text: eventId });
+    await stores.store.append(subject, [fact("a"), fact("b")]);
+    await stores.store.append(subject, [
+      MemoryEvent.parse({ eventId: "r", kind: "revocation", revokes: ["b"] }),
+    ]);
+    await stores.store.append(subject, [fact("c")]);
+    expect(await stores.store.snapshot(subject)).toMatchObject({
+      highWater: 4,
+      inputEpoch: 1,
+      epochMovedAt: 3,
+    });
+    await stores.store.doc.send(
+      new UpdateCommand({
+        TableName: stores.store.tableName,
+        Key: { pk: `S#${subject}`, sk: "CLOCK" },
+        UpdateExpression: "REMOVE epochMovedAt",
+      }),
+    );
+    expect((await stores.store.snapshot(subject)).epochMovedAt).toBe(4);
+    await stores.artifacts.recordArtifact(candidateRecord(subject, "s-3", 3, 1, null));
+    const request = { subject, expectedAlias: null, inputEpoch: 1 };
+    await expect(
+      stores.store.publishIfUnchanged({ ...request, artifactId: "s-3", newCoversThrough: 3 }),
+    ).rejects.toMatchObject({ reason: "epoch-moved", message: expect.stringMatching(/began at 4/) });
+    await stores.store.append(subject, [fact("d")]);
+    expect(await stores.store.snapshot(subject)).toMatchObject({ highWater: 5, epochMovedAt: 4 });
+    await stores.artifacts.recordArtifact(candidateRecord(subject, "s-4", 4, 1, null));
+    expect(
+      (await stores.store.publishIfUnchanged({ ...request, artifactId: "s-4", newCoversThrough: 4 }))
+        .artifactId,
+    ).toBe("s-4");
   });
 });
 

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import type { RebuildAttempt } from "#domain/rebuild.ts";
 import { MemoryEvent, type MemoryEvent as MemoryEventType } from "#domain/schemas.ts";
+import { candidateRecord } from "#harness/candidate-record.ts";
 import { bucketReading } from "../support/builders.ts";
 
 const reading = (eventId: string, size: string, occurredAt: string): MemoryEventType =>
@@ -95,6 +96,49 @@ describe("embedded store opened on a file from before rebuild attempts were reme
       expect(await reopened.rebuildAttempt("a")).toEqual(attempt(3, 1));
     } finally {
       reopened.close();
+    }
+  });
+});
+
+describe("embedded store opened on a file from before the clock kept where its epoch began", () => {
+  it("adds the epoch_moved_at column: an old clock reads as begun at its high water (0 when its epoch never moved), the switch holds to that, the next write keeps it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "memgate-migration-"));
+    const old = new Database(join(home, SqliteStore.FILE));
+    old.exec(`
+      CREATE TABLE clock (subject TEXT PRIMARY KEY, high_water INTEGER NOT NULL, input_epoch INTEGER NOT NULL, policy TEXT, selector TEXT, rebuild_attempt TEXT);
+      INSERT INTO clock VALUES ('moved', 5, 2, NULL, 'v3', NULL);
+      INSERT INTO clock VALUES ('never', 4, 0, NULL, 'v3', NULL);
+    `);
+    old.close();
+
+    const store = new SqliteStore(home);
+    try {
+      expect(await store.snapshot("moved")).toMatchObject({ highWater: 5, inputEpoch: 2, epochMovedAt: 5 });
+      expect(await store.snapshot("never")).toMatchObject({ highWater: 4, inputEpoch: 0, epochMovedAt: 0 });
+      await store.append("moved", [MemoryEvent.parse({ eventId: "f-6", kind: "fact", text: "six" })]);
+      expect(await store.snapshot("moved")).toMatchObject({ highWater: 6, inputEpoch: 2, epochMovedAt: 5 });
+      await store.recordArtifact(candidateRecord("moved", "s-4", 4, 2, null));
+      await expect(
+        store.publishIfUnchanged({
+          subject: "moved",
+          artifactId: "s-4",
+          expectedAlias: null,
+          inputEpoch: 2,
+          newCoversThrough: 4,
+        }),
+      ).rejects.toMatchObject({ reason: "epoch-moved" });
+      await store.recordArtifact(candidateRecord("never", "s-2", 2, 0, null));
+      expect(
+        await store.publishIfUnchanged({
+          subject: "never",
+          artifactId: "s-2",
+          expectedAlias: null,
+          inputEpoch: 0,
+          newCoversThrough: 2,
+        }),
+      ).toEqual({ artifactId: "s-2", sourceEpoch: 0, coversThrough: 2 });
+    } finally {
+      store.close();
     }
   });
 });

@@ -377,6 +377,7 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
         subject,
         highWater: 0,
         inputEpoch: 0,
+        epochMovedAt: 0,
         expectedAlias: null,
       });
       await events.append(subject, [fact("a")]);
@@ -385,6 +386,7 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
         subject,
         highWater: 1,
         inputEpoch: 0,
+        epochMovedAt: 0,
         expectedAlias: { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 1 },
       });
     });
@@ -393,13 +395,31 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       const { events, alias, artifacts } = open();
       const subject = freshSubject();
       const first = await events.append(subject, [fact("a")]);
-      expect(first.snapshot).toEqual({ subject, highWater: 1, inputEpoch: 0, expectedAlias: null });
+      expect(first.snapshot).toEqual({
+        subject,
+        highWater: 1,
+        inputEpoch: 0,
+        epochMovedAt: 0,
+        expectedAlias: null,
+      });
       await publishFirst(subject, { alias, artifacts });
       const tail = await events.append(subject, [fact("b", "k2"), fact("c", "k3")]);
       const moved = await events.append(subject, [fact("d", "k2", { text: "changed" })]);
       const served = { parentArtifactId: "s-1", sourceEpoch: 0, coversThrough: 1 };
-      expect(tail.snapshot).toEqual({ subject, highWater: 3, inputEpoch: 0, expectedAlias: served });
-      expect(moved.snapshot).toEqual({ subject, highWater: 4, inputEpoch: 1, expectedAlias: served });
+      expect(tail.snapshot).toEqual({
+        subject,
+        highWater: 3,
+        inputEpoch: 0,
+        epochMovedAt: 0,
+        expectedAlias: served,
+      });
+      expect(moved.snapshot).toEqual({
+        subject,
+        highWater: 4,
+        inputEpoch: 1,
+        epochMovedAt: 4,
+        expectedAlias: served,
+      });
       expect(moved.snapshot).toEqual(await events.snapshot(subject));
     });
 
@@ -489,6 +509,76 @@ export function describeStoreContract(name: string, open: () => StoreUnderTest):
       // Appends keep their sequences and a snapshot at the real high-water mark still publishes.
       await events.append(subject, [fact("c", "c")]);
       expect((await events.snapshot(subject)).highWater).toBe(3);
+    });
+
+    it("keeps where the epoch began: set by a write that moves it (append, policy, selector), kept by every other", async () => {
+      const { events } = open();
+      const subject = freshSubject();
+      const movedAt = async () => (await events.snapshot(subject)).epochMovedAt;
+      await events.append(subject, [fact("a"), fact("b", "b")]);
+      expect(await movedAt()).toBe(0);
+      await events.append(subject, [ev({ eventId: "r", kind: "revocation", revokes: ["a"] })]);
+      expect(await movedAt()).toBe(3);
+      await events.append(subject, [fact("c", "c"), fact("d", "d")]);
+      expect(await movedAt()).toBe(3);
+      // A batch that moves it: the clock after the batch (the state the log was in), not the event.
+      await events.append(subject, [fact("e", "b", { text: "other" }), fact("f", "f")]);
+      expect(await events.snapshot(subject)).toMatchObject({ highWater: 7, inputEpoch: 2, epochMovedAt: 7 });
+      await events.append(subject, [fact("g", "g")]);
+      const policy = await events.storedPolicy(subject);
+      expect(
+        await events.setTrustPolicy(
+          subject,
+          { ...policy, blockedSources: ["x"] },
+          { clock: { highWater: 8, inputEpoch: 2 }, policy },
+          false,
+        ),
+      ).toEqual({ highWater: 8, inputEpoch: 2 });
+      expect(await movedAt()).toBe(7);
+      expect(
+        await events.setTrustPolicy(
+          subject,
+          { ...policy, minTrust: "user" },
+          { clock: { highWater: 8, inputEpoch: 2 }, policy: { ...policy, blockedSources: ["x"] } },
+          true,
+        ),
+      ).toEqual({ highWater: 8, inputEpoch: 3 });
+      expect(await movedAt()).toBe(8);
+      await events.append(subject, [fact("h", "h")]);
+      expect(await events.adoptSelector(subject, "v3", { highWater: 9, inputEpoch: 3 }, true)).toBe(true);
+      expect(await events.snapshot(subject)).toMatchObject({ highWater: 9, inputEpoch: 4, epochMovedAt: 9 });
+    });
+
+    it("refuses in the switch itself an artifact covering less than where its epoch began: it would serve what a later write revoked", async () => {
+      const { events, alias, artifacts } = open();
+      const subject = freshSubject();
+      await events.append(subject, [fact("a"), fact("b", "b")]);
+      // The reproduction: a revocation of b at 3, then an artifact of the new epoch covering 2.
+      await events.append(subject, [ev({ eventId: "r", kind: "revocation", revokes: ["b"] })]);
+      await artifacts.recordArtifact(candidateRecord(subject, "s-below", 2, 1, null));
+      await expect(
+        alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-below",
+          expectedAlias: null,
+          inputEpoch: 1,
+          newCoversThrough: 2,
+        }),
+      ).rejects.toMatchObject({ reason: "epoch-moved", message: expect.stringMatching(/began at 3/) });
+      expect(await alias.readAlias(subject)).toBeNull();
+      expect((await artifacts.getRecord(subject, "s-below"))?.status).toBe("CANDIDATE");
+      // Plain appends after it leave the epoch where it began: coverage from 3 on publishes.
+      await events.append(subject, [fact("c", "c")]);
+      await artifacts.recordArtifact(candidateRecord(subject, "s-at", 3, 1, null));
+      expect(
+        await alias.publishIfUnchanged({
+          subject,
+          artifactId: "s-at",
+          expectedAlias: null,
+          inputEpoch: 1,
+          newCoversThrough: 3,
+        }),
+      ).toEqual({ artifactId: "s-at", sourceEpoch: 1, coversThrough: 3 });
     });
 
     it("refuses when the parent moved, the epoch moved or coverage would decrease, changing nothing", async () => {

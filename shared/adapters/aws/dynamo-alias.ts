@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { AliasState, PublishRequest } from "#ports/alias.ts";
-import { PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
+import { epochAfterCoverage, PublishRefusedError, StoreContentionError } from "#ports/errors.ts";
+import { epochMovedAtOf } from "#ports/event-log.ts";
 import { ALIAS, AliasItem, artifactSk, CLOCK, pk, SETTINGS_KEY } from "./dynamo-items.ts";
 import type { DynamoTable } from "./dynamo-table.ts";
 
@@ -26,9 +27,12 @@ export async function publishIfUnchanged(table: DynamoTable, request: PublishReq
       ConditionCheck: {
         TableName: table.tableName,
         Key: { pk: pk(subject), sk: CLOCK },
-        // The fence, and no coverage past the log: a forged snapshot cannot publish.
-        ConditionExpression: "inputEpoch = :epoch AND highWater >= :covers",
-        ExpressionAttributeValues: { ":epoch": inputEpoch, ":covers": newCoversThrough },
+        // The fence, no coverage past the log, and none below where the epoch began (a clock
+        // from before epochMovedAt was kept reads as moved at its highWater, unless at epoch 0):
+        // a forged snapshot cannot publish.
+        ConditionExpression:
+          "inputEpoch = :epoch AND highWater >= :covers AND (epochMovedAt <= :covers OR (attribute_not_exists(epochMovedAt) AND (inputEpoch = :zero OR highWater = :covers)))",
+        ExpressionAttributeValues: { ":epoch": inputEpoch, ":covers": newCoversThrough, ":zero": 0 },
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       },
     },
@@ -138,6 +142,19 @@ export function publishRefusal(error: unknown, request: PublishRequest): unknown
   if (code(0) === "ConditionalCheckFailed") {
     const epoch = reasons[0]?.Item?.inputEpoch?.N;
     const highWater = reasons[0]?.Item?.highWater?.N;
+    const movedAt = reasons[0]?.Item?.epochMovedAt?.N;
+    if (Number(epoch) === request.inputEpoch && Number(highWater ?? 0) >= request.newCoversThrough)
+      return new PublishRefusedError(
+        "epoch-moved",
+        epochAfterCoverage(
+          epochMovedAtOf(
+            { highWater: Number(highWater), inputEpoch: request.inputEpoch },
+            movedAt === undefined ? undefined : Number(movedAt),
+          ),
+          request,
+        ),
+        { cause: error },
+      );
     if (Number(epoch) === request.inputEpoch)
       return new PublishRefusedError(
         "beyond-log",

@@ -260,7 +260,7 @@ function appendItems(tableName: string, subject: string, plan: AppendPlan, clock
       // The first append starts a subject on the current selector; older subjects keep theirs.
       // rebuildCheck: the sweep's sparse index finds this subject until it is checked. The first
       // append lists the subject in the index bySubject (GET /v1/subjects, the audit).
-      UpdateExpression: `SET highWater = :h, inputEpoch = :e, policy = if_not_exists(policy, :p), rebuildCheck = :pk${
+      UpdateExpression: `SET highWater = :h, inputEpoch = :e, epochMovedAt = :m, policy = if_not_exists(policy, :p), rebuildCheck = :pk${
         clockBefore.highWater === 0
           ? `, selector = if_not_exists(selector, :sel), ${TABLE_KEYS.subjectList} = :list`
           : ""
@@ -272,6 +272,8 @@ function appendItems(tableName: string, subject: string, plan: AppendPlan, clock
         ":pk": pk(subject),
         ":h": clockAfter.highWater,
         ":e": clockAfter.inputEpoch,
+        // Where the epoch began: here when this chunk moved it, else where the clock read says.
+        ":m": clockAfter.inputEpoch !== clockBefore.inputEpoch ? clockAfter.highWater : clock.epochMovedAt,
         ":h0": clockBefore.highWater,
         ":e0": clockBefore.inputEpoch,
         ":zero": 0,

@@ -2,9 +2,8 @@ import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { TransactGetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { StoredEvent } from "#domain/append-plan.ts";
 import { decodeStoredEvent } from "#domain/hashing.ts";
-import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
-import type { Clock } from "#ports/event-log.ts";
-import { snapshotOf } from "#ports/event-log.ts";
+import type { SequencedEvent } from "#domain/schemas.ts";
+import { type Clock, epochMovedAtOf, type ReadSnapshot, snapshotOf } from "#ports/event-log.ts";
 import {
   ALIAS,
   AliasItem,
@@ -28,7 +27,7 @@ import type { DynamoTable } from "./dynamo-table.ts";
  */
 
 /** Clock and alias in exactly one TransactGetItems: the snapshot message. */
-export async function readSnapshot(table: DynamoTable, subject: string): Promise<Snapshot> {
+export async function readSnapshot(table: DynamoTable, subject: string): Promise<ReadSnapshot> {
   const { Responses } = await table.doc.send(
     new TransactGetCommand({
       TransactItems: [
@@ -122,7 +121,9 @@ export async function updateClockIf(
     TableName: table.tableName,
     Key: { pk: pk(subject), sk: CLOCK },
     // A clock created here (a policy set before the first append) is listed at once in bySubject.
-    UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h, ${TABLE_KEYS.subjectList} = :list${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
+    // A moved epoch began at this highWater; otherwise a clock from before epochMovedAt was kept
+    // gets what it reads as (`epochMovedAtOf`), which the condition on the clock makes exact.
+    UpdateExpression: `SET ${assignment}, inputEpoch = :e, highWater = :h, epochMovedAt = ${moveEpoch ? ":h" : "if_not_exists(epochMovedAt, :m)"}, ${TABLE_KEYS.subjectList} = :list${moveEpoch ? ", rebuildCheck = :pk" : ""}`,
     ConditionExpression: `((attribute_not_exists(pk) AND :h = :zero AND :e0 = :zero) OR (highWater = :h AND inputEpoch = :e0))${policyCondition}`,
     ExpressionAttributeValues: {
       ...values,
@@ -131,6 +132,7 @@ export async function updateClockIf(
       ...(read?.policyText ? { ":p0": read.policyText } : {}),
       ":e": expected.inputEpoch + (moveEpoch ? 1 : 0),
       ":h": expected.highWater,
+      ...(moveEpoch ? {} : { ":m": epochMovedAtOf(expected, undefined) }),
       ":e0": expected.inputEpoch,
       ":zero": 0,
     },

@@ -8,7 +8,7 @@ import type { LatestRule, MemoryEvent, StoredPolicy } from "#domain/schemas.ts";
 import { DEFAULT_TRUST_POLICY, LatestRules, StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import type { ArtifactRecord } from "#ports/artifact-records.ts";
-import type { Clock } from "#ports/event-log.ts";
+import { type EpochClock, epochMovedAtOf } from "#ports/event-log.ts";
 import { DEFAULT_SETTINGS } from "#ports/settings.ts";
 import { SUBJECT_LIST, TABLE_ITEM_KEYS, TABLE_KEYS } from "./table-layout.ts";
 
@@ -66,6 +66,8 @@ export const SettingsItem = z.object({
 export const ClockItem = z.object({
   highWater: z.number().int().nonnegative(),
   inputEpoch: z.number().int().nonnegative(),
+  /** Absent on a clock written before it was kept (`epochMovedAtOf` answers then). */
+  epochMovedAt: z.number().int().nonnegative().optional(),
   policy: z.string().optional(),
   selector: z.string().optional(),
 });
@@ -115,7 +117,7 @@ export const ArtifactItem = z.object({
  * the policy attribute as stored (`policyText`, what a conditional policy write compares; null when
  * the clock or its policy is absent). `exists` is false for a subject with no clock yet.
  */
-export type StoredClock = Clock & {
+export type StoredClock = EpochClock & {
   policy: StoredPolicy;
   selector: SelectorVersion;
   policyText: string | null;
@@ -131,6 +133,7 @@ export function clockOf(
     return {
       highWater: 0,
       inputEpoch: 0,
+      epochMovedAt: 0,
       policy: {
         ...DEFAULT_TRUST_POLICY,
         ...(storeLatest.length > 0 ? { storeLatest: [...storeLatest] } : {}),
@@ -143,6 +146,7 @@ export function clockOf(
   return {
     highWater: clock.highWater,
     inputEpoch: clock.inputEpoch,
+    epochMovedAt: epochMovedAtOf(clock, clock.epochMovedAt),
     policy: clock.policy ? StoredPolicySchema.parse(JSON.parse(clock.policy)) : DEFAULT_TRUST_POLICY,
     selector: selectorNamed(clock.selector),
     policyText: clock.policy ?? null,

@@ -2,13 +2,20 @@ import type { ConflictIndexEntry, StoredEvent } from "#domain/append-plan.ts";
 import { canonicalJson } from "#domain/hashing.ts";
 import { effectivePolicy } from "#domain/readings.ts";
 import type { RebuildAttempt } from "#domain/rebuild.ts";
-import type { MemoryEvent, SequencedEvent, Snapshot, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
+import type { MemoryEvent, SequencedEvent, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactRecords, ArtifactStatus } from "#ports/artifact-records.ts";
 import type { AuditCheckpoint, AuditRounds } from "#ports/audit-rounds.ts";
-import type { AppendResult, Clock, EventLog, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
+import type {
+  AppendResult,
+  Clock,
+  EventLog,
+  ReadSnapshot,
+  SubjectIndexing,
+  SubjectPage,
+} from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
 import { publishIfUnchanged, readAlias } from "./dynamo-alias.ts";
 import { appendEvents, loadIndex } from "./dynamo-append.ts";
@@ -52,7 +59,7 @@ export class DynamoStore
     return { ...result, snapshot: await readSnapshot(this, subject) };
   }
 
-  snapshot(subject: string): Promise<Snapshot> {
+  snapshot(subject: string): Promise<ReadSnapshot> {
     return readSnapshot(this, subject);
   }
 

@@ -1,5 +1,5 @@
 import type { AliasState, PublishRequest } from "#ports/alias.ts";
-import { PublishRefusedError } from "#ports/errors.ts";
+import { epochAfterCoverage, PublishRefusedError } from "#ports/errors.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 import { readClock } from "./sqlite-events.ts";
 import { readSettings } from "./sqlite-settings.ts";
@@ -33,6 +33,8 @@ export function publishIfUnchanged(db: SqliteConnection, request: PublishRequest
       "beyond-log",
       `the artifact covers through ${request.newCoversThrough}, but the log ends at ${clock.highWater}`,
     );
+  if (clock.epochMovedAt > request.newCoversThrough)
+    throw new PublishRefusedError("epoch-moved", epochAfterCoverage(clock.epochMovedAt, request));
   const alias = readAlias(db, subject);
   if (request.whileLive && readSettings(db).publishMode !== "live")
     throw new PublishRefusedError(

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS clock (
   input_epoch INTEGER NOT NULL,
   policy TEXT,
   selector TEXT,
-  rebuild_attempt TEXT
+  rebuild_attempt TEXT,
+  epoch_moved_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS events (
   subject TEXT NOT NULL,
@@ -178,6 +179,10 @@ export class SqliteDatabase {
     // Stores from before rebuild attempts were remembered: none remembered yet.
     if (!columns.some((column) => column.name === "rebuild_attempt"))
       this.writer.db.exec("ALTER TABLE clock ADD COLUMN rebuild_attempt TEXT");
+    // Stores from before the clock kept where its epoch moved: read as moved at the high water
+    // (sqlite-events.ts `readClock`) until a write sets it.
+    if (!columns.some((column) => column.name === "epoch_moved_at"))
+      this.writer.db.exec("ALTER TABLE clock ADD COLUMN epoch_moved_at INTEGER");
     this.reader = new SqliteConnection(file);
     this.checkpointer = null;
     if (options.serving) {

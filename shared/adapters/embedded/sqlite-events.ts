@@ -7,7 +7,7 @@ import type { MemoryEvent, SequencedEvent, StoredPolicy } from "#domain/schemas.
 import { DEFAULT_TRUST_POLICY, StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion, selectorNamed } from "#domain/validity.ts";
 import { translatePlanError } from "#ports/errors.ts";
-import type { AppendWritten, Clock } from "#ports/event-log.ts";
+import { type AppendWritten, type Clock, type EpochClock, epochMovedAtOf } from "#ports/event-log.ts";
 import { mapWithPauses, type Pause } from "#ports/time.ts";
 import type { SqliteConnection } from "./sqlite-database.ts";
 import { readSettings } from "./sqlite-settings.ts";
@@ -35,7 +35,7 @@ const SELECT_ACTED = `SELECT event_id, sequence, hash, body,
     WHERE event_actors.subject = events.subject AND target_id = events.event_id) AS actors
   FROM events`;
 
-type StoredClock = Clock & { policy: StoredPolicy; selector: SelectorVersion };
+type StoredClock = EpochClock & { policy: StoredPolicy; selector: SelectorVersion };
 
 /**
  * The subject's clock; the zero clock on the current selector when it has none yet, whose policy
@@ -44,14 +44,25 @@ type StoredClock = Clock & { policy: StoredPolicy; selector: SelectorVersion };
  */
 export function readClock(db: SqliteConnection, subject: string): StoredClock {
   const row = db
-    .statement("SELECT high_water, input_epoch, policy, selector FROM clock WHERE subject = ?")
+    .statement(
+      "SELECT high_water, input_epoch, epoch_moved_at, policy, selector FROM clock WHERE subject = ?",
+    )
     .get(subject) as
-    | { high_water: number; input_epoch: number; policy: string | null; selector: string | null }
+    | {
+        high_water: number;
+        input_epoch: number;
+        epoch_moved_at: number | null;
+        policy: string | null;
+        selector: string | null;
+      }
     | undefined;
   const storeLatest = row ? undefined : readSettings(db).latest;
   return {
     highWater: row?.high_water ?? 0,
     inputEpoch: row?.input_epoch ?? 0,
+    epochMovedAt: row
+      ? epochMovedAtOf({ highWater: row.high_water, inputEpoch: row.input_epoch }, row.epoch_moved_at)
+      : 0,
     policy: row?.policy
       ? parsedPolicy(row.policy)
       : { ...DEFAULT_TRUST_POLICY, ...(storeLatest?.length ? { storeLatest } : {}) },
@@ -78,17 +89,26 @@ const parsedPolicies = new Map<string, StoredPolicy>();
 /** The stored text of each parsed policy: an append writes its clock back with the policy it read. */
 const policyTexts = new WeakMap<StoredPolicy, string>();
 
-function writeClock(db: SqliteConnection, subject: string, clock: Clock, policy: StoredPolicy): void {
+function writeClock(db: SqliteConnection, subject: string, clock: EpochClock, policy: StoredPolicy): void {
   db.statement(
     // A new subject starts on the current selector; an existing one keeps its own until adopted.
-    "INSERT INTO clock (subject, high_water, input_epoch, policy, selector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, policy = excluded.policy",
+    "INSERT INTO clock (subject, high_water, input_epoch, epoch_moved_at, policy, selector) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET high_water = excluded.high_water, input_epoch = excluded.input_epoch, epoch_moved_at = excluded.epoch_moved_at, policy = excluded.policy",
   ).run(
     subject,
     clock.highWater,
     clock.inputEpoch,
+    clock.epochMovedAt,
     policyTexts.get(policy) ?? JSON.stringify(policy),
     SELECTOR_VERSION,
   );
+}
+
+/** The clock a write leaves: `next`, its epoch moved at its highWater when the write moved it. */
+function clockAfter(before: EpochClock, next: Clock): EpochClock {
+  return {
+    ...next,
+    epochMovedAt: next.inputEpoch !== before.inputEpoch ? next.highWater : before.epochMovedAt,
+  };
 }
 
 /** Plans the batch against the stored log (the planner's loaders read inside this transaction) and applies it. */
@@ -97,7 +117,7 @@ export async function appendEvents(
   subject: string,
   events: readonly MemoryEvent[],
   pause: Pause,
-): Promise<AppendWritten> {
+): Promise<{ written: AppendWritten; clock: EpochClock }> {
   const clock = readClock(db, subject);
   let plan: AppendPlan;
   try {
@@ -111,15 +131,19 @@ export async function appendEvents(
   } catch (error) {
     throw translatePlanError(subject, error);
   }
-  await applyPlan(db, subject, plan, clock.policy, pause);
+  const after = clockAfter(clock, plan.clockAfter);
+  await applyPlan(db, subject, plan, after, clock.policy, pause);
   return {
-    appended: plan.newEvents.map((entry) => entry.event.eventId),
-    duplicates: plan.duplicates,
-    highWater: plan.clockAfter.highWater,
-    inputEpoch: plan.clockAfter.inputEpoch,
-    epochMoved: plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch,
-    validityChanged: plan.validityChanged,
-    chunks: 1,
+    written: {
+      appended: plan.newEvents.map((entry) => entry.event.eventId),
+      duplicates: plan.duplicates,
+      highWater: plan.clockAfter.highWater,
+      inputEpoch: plan.clockAfter.inputEpoch,
+      epochMoved: plan.clockAfter.inputEpoch !== plan.clockBefore.inputEpoch,
+      validityChanged: plan.validityChanged,
+      chunks: 1,
+    },
+    clock: after,
   };
 }
 
@@ -127,6 +151,7 @@ async function applyPlan(
   db: SqliteConnection,
   subject: string,
   plan: AppendPlan,
+  clock: EpochClock,
   policy: StoredPolicy,
   pause: Pause,
 ): Promise<void> {
@@ -154,7 +179,7 @@ async function applyPlan(
       JSON.stringify(entry.positions),
       entry.readings ? JSON.stringify(entry.readings) : null,
     );
-  writeClock(db, subject, plan.clockAfter, policy);
+  writeClock(db, subject, clock, policy);
 }
 
 /** Keys a step of `loadIndexPaced` reads before it lets other work run. */
@@ -379,7 +404,7 @@ export function updateClockIf(
   if (expectedPolicy !== undefined && canonicalJson(clock.policy) !== canonicalJson(expectedPolicy))
     return null;
   const next = { highWater: clock.highWater, inputEpoch: clock.inputEpoch + (moveEpoch ? 1 : 0) };
-  writeClock(db, subject, next, set.policy ?? clock.policy);
+  writeClock(db, subject, clockAfter(clock, next), set.policy ?? clock.policy);
   if (set.selector !== undefined)
     db.statement("UPDATE clock SET selector = ? WHERE subject = ?").run(set.selector, subject);
   return next;

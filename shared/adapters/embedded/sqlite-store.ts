@@ -5,20 +5,20 @@ import { deepFreeze } from "#domain/frozen.ts";
 import type { GateReport, RefusedAttempts } from "#domain/gate/index.ts";
 import { effectivePolicy } from "#domain/readings.ts";
 import type { RebuildAttempt } from "#domain/rebuild.ts";
-import type {
-  Manifest,
-  MemoryEvent,
-  SequencedEvent,
-  Snapshot,
-  StoredPolicy,
-  TrustPolicy,
-} from "#domain/schemas.ts";
+import type { Manifest, MemoryEvent, SequencedEvent, StoredPolicy, TrustPolicy } from "#domain/schemas.ts";
 import { StoredPolicy as StoredPolicySchema } from "#domain/schemas.ts";
 import type { SelectorVersion } from "#domain/validity.ts";
 import type { AliasPort, AliasState, PublishRequest } from "#ports/alias.ts";
 import type { ArtifactRecord, ArtifactStatus } from "#ports/artifact-records.ts";
 import type { ArtifactContents, ArtifactStore } from "#ports/artifacts.ts";
-import type { AppendResult, Clock, EventLog, SubjectIndexing, SubjectPage } from "#ports/event-log.ts";
+import type {
+  AppendResult,
+  Clock,
+  EventLog,
+  ReadSnapshot,
+  SubjectIndexing,
+  SubjectPage,
+} from "#ports/event-log.ts";
 import { snapshotOf } from "#ports/event-log.ts";
 import type { SettingsPort, TenantSettings } from "#ports/settings.ts";
 import { neverPause, type Pause } from "#ports/time.ts";
@@ -131,12 +131,12 @@ export class SqliteStore implements EventLog, AliasPort, ArtifactStore, Settings
 
   append(subject: string, events: readonly MemoryEvent[]): Promise<AppendResult> {
     return this.db.write(async (db) => {
-      const result = await appendEvents(db, subject, events, this.pause);
-      return { ...result, snapshot: snapshotOf(subject, result, readAlias(db, subject)) };
+      const { written, clock } = await appendEvents(db, subject, events, this.pause);
+      return { ...written, snapshot: snapshotOf(subject, clock, readAlias(db, subject)) };
     });
   }
 
-  snapshot(subject: string): Promise<Snapshot> {
+  snapshot(subject: string): Promise<ReadSnapshot> {
     return this.db.readTogether((db) => snapshotOf(subject, readClock(db, subject), readAlias(db, subject)));
   }
 
