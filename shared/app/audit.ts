@@ -1,14 +1,15 @@
-import { assessCandidate, countReasons, type GateReasonCode } from "#domain/gate/index.ts";
+import { assessCandidate, buildGateContext, countReasons, type GateReasonCode } from "#domain/gate/index.ts";
 import { inputRoot, recomputedEventHash } from "#domain/hashing.ts";
 import type { Manifest, SequencedEvent } from "#domain/schemas.ts";
 import { seededRandom } from "#domain/seeded-random.ts";
+import { type InvalidReason, selectInputs } from "#domain/selector.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import type { TenantSettings } from "#ports/settings.ts";
 import { requestRebuildIfNeeded } from "./append.ts";
 import type { Deps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";
-import { readInputs } from "./snapshot.ts";
+import { readSelection } from "./selection.ts";
 
 /** Gate reasons that mean a served claim says something its events do not. */
 export const FALSE_FACT_REASONS: ReadonlySet<GateReasonCode> = new Set<GateReasonCode>([
@@ -63,9 +64,10 @@ export interface AuditOptions {
 
 /**
  * The daily independent check of what recall serves. For each subject whose recall would serve a
- * summary now, the inputs are selected again from the raw layer by the manifest's selector, each
- * hashed again from its content (never the hash its store kept), and the input root compared with
- * the manifest's; the current gate is run again on the stored answer against the current events.
+ * summary now, the inputs are selected again from the raw layer by the manifest's selector, with
+ * every event up to the clock (what is valid now), each hashed again from its content (never the
+ * hash its store kept), and the input root compared with the manifest's; the current gate is run
+ * again on the stored answer against the current events.
  * A stale-visible or false-fact finding is contained at once: the artifact is marked STALE (recall
  * answers raw) and a rebuild is requested.
  */
@@ -132,13 +134,21 @@ export async function auditSubject(
   found.served = 1;
   const artifactId = alias.parentArtifactId;
   const manifest = await deps.artifacts.readManifest(subject, artifactId);
-  const { context } = await readInputs(
-    deps,
-    subject,
-    alias.coversThrough,
-    selectorNamed(manifest.selectorVersion),
+  // Validity now: judged with every event up to the clock, so a revocation or supersession after
+  // the coverage counts (a summary published before the switch refused coverage below the epoch's
+  // start may cite what it revoked). The gate is run again on the events the summary covers.
+  const selector = selectorNamed(manifest.selectorVersion);
+  const { events, selection: now } = await readSelection(deps, subject, snapshot.highWater, selector);
+  const covered = events.filter((event) => event.sequence <= alias.coversThrough);
+  const context = buildGateContext(
+    selectInputs(covered, alias.coversThrough, now.policy, selector),
+    covered.length,
   );
-  const stale = staleness(manifest, context.selection.validInputs);
+  const stale = staleness(
+    manifest,
+    now.validInputs.filter((event) => event.sequence <= alias.coversThrough),
+    now.invalid,
+  );
   if (stale !== null) {
     found.staleVisible++;
     found.findings.push({ subject, artifactId, kind: "stale-visible", detail: stale });
@@ -189,13 +199,25 @@ export async function auditSubject(
 /** How long the judge may take over one summary unless told (AuditOptions.judgeTimeoutMs). */
 export const JUDGE_TIMEOUT_MS = 120_000;
 
-/** Why the manifest's inputs are not the raw layer's valid inputs now (null: they are). */
-function staleness(manifest: Manifest, valid: readonly SequencedEvent[]): string | null {
+/**
+ * Why the manifest's inputs are not the raw layer's valid inputs now (null: they are): `valid`, the
+ * events through its coverage valid now; `invalid`, why each other event is not.
+ */
+function staleness(
+  manifest: Manifest,
+  valid: readonly SequencedEvent[],
+  invalid: ReadonlyMap<string, InvalidReason>,
+): string | null {
   const now = new Set(valid.map((event) => event.eventId));
   const missing = manifest.inputIds.filter((id) => !now.has(id));
   const added = [...now].filter((id) => !manifest.inputIds.includes(id));
   if (missing.length > 0 || added.length > 0)
-    return `inputs differ from the raw layer: ${[...missing.map((id) => `-${id}`), ...added.map((id) => `+${id}`)].slice(0, 10).join(" ")}`;
+    return `inputs differ from the raw layer: ${[
+      ...missing.map((id) => `-${id}${invalid.has(id) ? ` (${invalid.get(id)} now)` : ""}`),
+      ...added.map((id) => `+${id}`),
+    ]
+      .slice(0, 10)
+      .join(" ")}`;
   const refs = [...valid]
     .sort((a, b) => a.sequence - b.sequence)
     .map((event) => ({ eventId: event.eventId, sequence: event.sequence, hash: recomputedEventHash(event) }));

@@ -25,7 +25,7 @@ import { currentSummary } from "./current-summary.ts";
 import type { GenerateDeps } from "./deps.ts";
 import { judgeUndecided } from "./judge.ts";
 import { buildRecallIndex } from "./recall-index.ts";
-import { readInputs } from "./snapshot.ts";
+import { readInputs, refuseBelowEpoch } from "./snapshot.ts";
 
 /**
  * The generate use case, with gate-guided repair: select the snapshot's inputs, ask the model
@@ -43,10 +43,11 @@ export type GenerateOutcome =
   | { status: "CANDIDATE" | "REJECTED"; artifactId: string; manifest: Manifest; gate: GateReport };
 
 /**
- * Generation: drop a snapshot whose epoch already moved (a fresher one comes); select and hash the
- * inputs; ask the model, with a deadline; gate its answer; write artifact and manifest under a new
- * id; record it CANDIDATE or REJECTED with the full gate report. Nothing generated is readable
- * until it is published. Generation never reads a previous summary.
+ * Generation: drop a snapshot whose epoch already moved (a fresher one comes), refuse one below
+ * where its epoch began (CONTRACT §2); select and hash the inputs; ask the model, with a deadline;
+ * gate its answer; write artifact and manifest under a new id; record it CANDIDATE or REJECTED
+ * with the full gate report. Nothing generated is readable until it is published. Generation
+ * never reads a previous summary.
  */
 export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<GenerateOutcome> {
   const current = await deps.events.snapshot(snapshot.subject);
@@ -60,6 +61,7 @@ export async function generate(deps: GenerateDeps, snapshot: Snapshot): Promise<
       status: "dropped",
       reason: `the epoch moved from ${snapshot.inputEpoch} to ${current.inputEpoch}; a fresher snapshot supersedes this one`,
     };
+  refuseBelowEpoch(current, snapshot.highWater, `the snapshot through ${snapshot.highWater}`);
   // The switch would refuse a candidate made against an alias that moved since: drop it before
   // paying for a generation (a fresher snapshot comes with the alias that moved it).
   const expected = snapshot.expectedAlias?.parentArtifactId ?? null;

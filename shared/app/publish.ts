@@ -3,7 +3,7 @@ import type { Manifest } from "#domain/schemas.ts";
 import { selectorNamed } from "#domain/validity.ts";
 import type { AliasState } from "#ports/alias.ts";
 import { shownStatus } from "#ports/artifact-records.ts";
-import { NotFoundError, PublishRefusedError } from "#ports/errors.ts";
+import { epochAfterCoverage, NotFoundError, PublishRefusedError } from "#ports/errors.ts";
 import { subjectOfArtifact } from "./artifact-id.ts";
 import type { PublishDeps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
@@ -21,8 +21,9 @@ export type PublishOutcome =
 
 /**
  * The switch: re-check the inputs (every one still valid, its hash unchanged, the clock still at
- * the artifact's epoch), then the single compare-and-set. A lost CAS or a moved epoch is
- * PublishRefusedError and nothing changed; the snapshot is dead, a rebuild takes a new one.
+ * the artifact's epoch, which began at or below its coverage), then the single compare-and-set. A
+ * lost CAS or a moved epoch is PublishRefusedError and nothing changed; the snapshot is dead, a
+ * rebuild takes a new one.
  * In shadow mode a passing candidate becomes SHADOW and waits for review instead.
  */
 export async function publish(
@@ -81,7 +82,10 @@ async function switchAlias(
   return { status: "PUBLISHED", alias };
 }
 
-/** The validity re-check before the switch: same epoch, same valid inputs, same hashes. */
+/**
+ * The validity re-check before the switch: same epoch, begun at or below the coverage (so no
+ * event after the coverage changed what the inputs mean), same valid inputs, same hashes.
+ */
 async function recheckInputs(deps: PublishDeps, manifest: Manifest): Promise<void> {
   const snapshot = await deps.events.snapshot(manifest.subject);
   if (snapshot.inputEpoch !== manifest.inputEpoch)
@@ -89,6 +93,10 @@ async function recheckInputs(deps: PublishDeps, manifest: Manifest): Promise<voi
       "epoch-moved",
       `the clock is at epoch ${snapshot.inputEpoch}, ${manifest.artifactId} was built at ${manifest.inputEpoch}`,
     );
+  // Its inputs were judged without what moved the epoch after its coverage (the switch refuses
+  // it too; refused here, it is never recorded SHADOW for a reviewer to approve in vain).
+  if (snapshot.epochMovedAt > manifest.newCoversThrough)
+    throw new PublishRefusedError("epoch-moved", epochAfterCoverage(snapshot.epochMovedAt, manifest));
   // Re-read every input version and re-derive validity (no gate index is needed here).
   const { selection } = await readSelection(
     deps,

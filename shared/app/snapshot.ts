@@ -2,6 +2,7 @@ import { buildGateContext, type GateContext } from "#domain/gate/index.ts";
 import type { SequencedEvent, Snapshot } from "#domain/schemas.ts";
 import { SELECTOR_VERSION, type SelectorVersion } from "#domain/selector.ts";
 import { InputError, NotFoundError, SnapshotRefusedError } from "#ports/errors.ts";
+import type { ReadSnapshot } from "#ports/event-log.ts";
 import type { Deps } from "./deps.ts";
 import { readSelection } from "./selection.ts";
 
@@ -29,7 +30,12 @@ export async function readInputs(
   return { events, context: buildGateContext(selection, events.length) };
 }
 
-/** The queue message: clock and alias from one consistent read, optionally capped at `through`. */
+/**
+ * The queue message: clock and alias from one consistent read, optionally capped at `through`.
+ * A cap below where the epoch began is refused (CONTRACT §2): what moved the epoch after it (a
+ * revocation, a supersession, a contradiction, a later reading, a policy change) would be missing
+ * from the judgement of the events it covers, while the snapshot carries the epoch that counts it.
+ */
 export async function takeSnapshot(
   deps: Pick<Deps, "events">,
   subject: string,
@@ -46,7 +52,20 @@ export async function takeSnapshot(
       "coverage-decrease",
       `--through ${through} is below the alias's coverage ${snapshot.expectedAlias.coversThrough}; coverage never goes back`,
     );
+  refuseBelowEpoch(snapshot, through, `--through ${through}`);
   return { ...snapshot, highWater: through };
+}
+
+/**
+ * Refuses a snapshot covering through `highWater` of a clock whose epoch began after it
+ * (`epochMovedAt`, CONTRACT §2): the events it covers would be judged without what moved the epoch.
+ */
+export function refuseBelowEpoch(clock: ReadSnapshot, highWater: number, what: string): void {
+  if (highWater < clock.epochMovedAt)
+    throw new SnapshotRefusedError(
+      "epoch-moved",
+      `${what} is below ${clock.epochMovedAt}, where epoch ${clock.inputEpoch} of ${clock.subject} began: the write there (a revocation, a supersession, a contradiction, a later reading or a policy change) changed what the events through ${highWater} mean, so a snapshot of this epoch covers through ${clock.epochMovedAt} or later`,
+    );
 }
 
 /**

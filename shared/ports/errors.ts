@@ -83,8 +83,8 @@ export function epochAfterCoverage(
 }
 
 /**
- * A snapshot that cannot be built on (beyond the log, below the alias's coverage): refused before
- * anything is generated. Exit 4 like a refused publish: a fresh snapshot is the way on.
+ * A snapshot that cannot be built on (beyond the log, below the alias's coverage, below where the
+ * clock's epoch began): refused before anything is generated. Exit 4 like a refused publish: a fresh snapshot is the way on.
  */
 export class SnapshotRefusedError extends PublishRefusedError {
   constructor(reason: PublishRefusal, detail: string, options?: { cause?: unknown }) {

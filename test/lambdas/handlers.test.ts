@@ -351,6 +351,42 @@ describe("the Lambdas on the local engines", () => {
       expect(statuses).toEqual(["PUBLISHED"]);
     });
 
+    it("a snapshot below where its epoch began (through 2 after a revocation at 3): refused, acknowledged, nothing generated", async () => {
+      const subject = freshSubject();
+      await queued(subject);
+      await call("POST", `${events(subject)}/revocations`, { eventIds: ["b-1"] });
+      const clock = (await call("GET", `${events(subject)}/clock`)).body;
+      expect(clock).toMatchObject({ highWater: 3, inputEpoch: 1 });
+      // What the outbox and the revocation asked for is left aside; the message is the one
+      // `memgate snapshot --through 2` made before the switch refused such coverage.
+      const pending = (await receive(aws.queueUrl)).filter(
+        (m) => JSON.parse(m.Body ?? "{}").subject === subject,
+      );
+      for (const message of pending)
+        await aws.clients.sqs.send(
+          new DeleteMessageCommand({ QueueUrl: aws.queueUrl, ReceiptHandle: message.ReceiptHandle }),
+        );
+      await aws.clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: aws.queueUrl,
+          MessageBody: JSON.stringify({ subject, highWater: 2, inputEpoch: 1, expectedAlias: null }),
+          MessageGroupId: `below-${subject}`,
+          MessageDeduplicationId: `below-${subject}`,
+        }),
+      );
+      const messages = (await receive(aws.queueUrl)).filter(
+        (m) => JSON.parse(m.Body ?? "{}").subject === subject,
+      );
+      expect(messages).toHaveLength(1);
+      emitted.length = 0;
+      expect((await deliver(worker, aws.queueUrl, messages)).batchItemFailures).toEqual([]);
+      // Counted as a refused snapshot (CasLost), as the worker counts every dead snapshot.
+      expect(emitted.some((line) => line.includes(MetricNames.CasLost))).toBe(true);
+      expect((await call("GET", `${events(subject)}/artifacts`)).body.artifacts).toEqual([]);
+      expect((await call("GET", `${events(subject)}/recall`)).body.mode).toBe("raw");
+      await drain();
+    });
+
     it("a poison message is logged, counted and acknowledged, never retried", async () => {
       await aws.clients.sqs.send(
         new SendMessageCommand({

@@ -4,12 +4,15 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
-import { appendEvents } from "#app/append.ts";
+import { appendEvents, revokeEvents } from "#app/append.ts";
 import { audit } from "#app/audit.ts";
 import type { Deps } from "#app/deps.ts";
+import { generate } from "#app/generate.ts";
 import { recall } from "#app/recall.ts";
 import { run } from "#app/run.ts";
 import { readInputs, takeSnapshot } from "#app/snapshot.ts";
@@ -25,12 +28,18 @@ import type { SettingsPort } from "#ports/settings.ts";
 import { SAMPLE } from "../support/builders.ts";
 
 const { budget, constraint } = SAMPLE;
+const note = { eventId: "n-3", kind: "fact", text: "Alex moved the review to 2026-12-04." } as const;
 
 interface Stores {
   events: EventLog;
   alias: AliasPort;
   artifacts: ArtifactStore;
   settings: SettingsPort;
+  /**
+   * Makes the subject's clock say its epoch began at 0, written through the engine directly, as a
+   * store did before its switch refused coverage below where the epoch began.
+   */
+  forgetEpochStart(subject: string): Promise<void>;
 }
 
 let subjects = 0;
@@ -39,8 +48,14 @@ let subjects = 0;
  * Publishes `body` as the subject's summary through the ports alone: the artifact, its manifest
  * (with `inputRoot` as given) and record, then the alias switch, as a faulty or forged writer would.
  */
-async function plant(deps: Deps, subject: string, body: unknown, options: { inputRoot?: string } = {}) {
-  const snapshot = await takeSnapshot(deps, subject);
+async function plant(
+  deps: Deps,
+  subject: string,
+  body: unknown,
+  options: { inputRoot?: string; through?: number } = {},
+) {
+  const read = await deps.events.snapshot(subject);
+  const snapshot = { ...read, highWater: options.through ?? read.highWater };
   const { context } = await readInputs(deps, subject, snapshot.highWater);
   const refs = inputRefs(context.selection.validInputs);
   const artifactId = `summary:${subject}:${String(snapshot.highWater).padStart(6, "0")}:planted`;
@@ -81,6 +96,24 @@ async function plant(deps: Deps, subject: string, body: unknown, options: { inpu
   return artifactId;
 }
 
+/** The audit finds `planted` stale-visible (its detail matching `detail`), contains it, and recall answers raw. */
+async function expectStaleContained(deps: Deps, subject: string, planted: string, detail: RegExp) {
+  const report = await audit(deps, { subjects: [subject] });
+  expect(report.staleVisible).toBe(1);
+  expect(report.findings).toEqual([
+    expect.objectContaining({
+      subject,
+      artifactId: planted,
+      kind: "stale-visible",
+      detail: expect.stringMatching(detail),
+    }),
+  ]);
+  expect(report.contained).toEqual([planted]);
+  const after = await recall(deps, subject);
+  expect(after.mode).toBe("raw");
+  return after;
+}
+
 function describeAudit(name: string, open: () => Stores) {
   describe(`${name}: the audit`, () => {
     const fresh = (deps: Deps) => {
@@ -115,23 +148,31 @@ function describeAudit(name: string, open: () => Stores) {
       const planted = await plant(deps, subject, body, { inputRoot: `sha256:${"0".repeat(64)}` });
       expect((await recall(deps, subject)).artifactId).toBe(planted);
 
-      const report = await audit(deps, { subjects: [subject] });
-      expect(report.staleVisible).toBe(1);
-      expect(report.findings).toEqual([
-        expect.objectContaining({
-          subject,
-          artifactId: planted,
-          kind: "stale-visible",
-          detail: expect.stringMatching(/input root/),
-        }),
-      ]);
-      expect(report.contained).toEqual([planted]);
-      const after = await recall(deps, subject);
-      expect(after.mode).toBe("raw");
+      await expectStaleContained(deps, subject, planted, /input root/);
       expect((await deps.artifacts.getRecord(subject, planted))?.stale).toBe(true);
       expect((await deps.queue.receive(10)).map((m) => m.body.subject)).toContain(subject);
       // Contained: the next audit has nothing served to find.
       expect(await audit(deps, { subjects: [subject] })).toMatchObject({ served: 0, findings: [] });
+    });
+
+    it("finds a served summary citing an event a revocation after its coverage made invalid, and contains it", async () => {
+      const stores = open();
+      const { subject, deps } = fresh(depsOver(stores, { queue: new MemoryQueue() }));
+      await appendEvents(deps, subject, [budget, constraint, note]);
+      // The body a snapshot through 3 yields: it cites n-3.
+      const built = await generate(deps, await takeSnapshot(deps, subject));
+      if (built.status !== "CANDIDATE") throw new Error(built.status);
+      const body = await deps.artifacts.readArtifact(subject, built.artifactId);
+      expect(JSON.stringify(body)).toContain("n-3");
+      await revokeEvents(deps, subject, ["n-3"], "wrong");
+      // Published at the revocation's epoch covering 3, as the switch let through before it
+      // refused coverage below where the epoch began.
+      await stores.forgetEpochStart(subject);
+      const planted = await plant(deps, subject, body, { through: 3 });
+      expect(await recall(deps, subject)).toMatchObject({ mode: "summary", artifactId: planted });
+
+      const after = await expectStaleContained(deps, subject, planted, /-n-3 \(revoked now\)/);
+      expect(after.events.map((event) => event.eventId)).not.toContain("n-3");
     });
 
     it("finds a served claim its event does not support, and contains it", async () => {
@@ -190,7 +231,20 @@ beforeAll(() => {
   sqlite = SqliteStore.open(home);
 });
 afterAll(() => sqlite?.close());
-describeAudit("embedded", () => ({ events: sqlite, alias: sqlite, artifacts: sqlite, settings: sqlite }));
+describeAudit("embedded", () => ({
+  events: sqlite,
+  alias: sqlite,
+  artifacts: sqlite,
+  settings: sqlite,
+  forgetEpochStart: async (subject) => {
+    const raw = new Database(join(home, SqliteStore.FILE));
+    try {
+      raw.prepare("UPDATE clock SET epoch_moved_at = 0 WHERE subject = ?").run(subject);
+    } finally {
+      raw.close();
+    }
+  },
+}));
 
 let aws: Awaited<ReturnType<typeof openAwsStores>>;
 beforeAll(async () => {
@@ -204,4 +258,14 @@ describeAudit("aws", () => ({
   alias: aws.store,
   artifacts: aws.artifacts,
   settings: aws.store,
+  forgetEpochStart: async (subject) => {
+    await aws.store.doc.send(
+      new UpdateCommand({
+        TableName: aws.store.tableName,
+        Key: { pk: `S#${subject}`, sk: "CLOCK" },
+        UpdateExpression: "SET epochMovedAt = :zero",
+        ExpressionAttributeValues: { ":zero": 0 },
+      }),
+    );
+  },
 }));

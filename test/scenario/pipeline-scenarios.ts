@@ -660,6 +660,54 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       expect((await recall(deps, subject)).mode).toBe("raw");
     });
 
+    it("a snapshot below where its epoch began (through 15 after a revocation of m-15 at 16) is refused at every step; m-15 is never served", async () => {
+      const deps = depsOver(open());
+      const subject = freshSubject();
+      await appendEvents(deps, subject, factsBatch(1, 15));
+      const built = await generate(deps, await takeSnapshot(deps, subject));
+      if (built.status !== "CANDIDATE") throw new Error("expected a candidate");
+      await revokeEvents(deps, subject, ["m-15"], "wrong");
+      const clock = await deps.events.snapshot(subject);
+      expect(clock).toMatchObject({ highWater: 16, inputEpoch: 1, epochMovedAt: 16 });
+
+      // `memgate snapshot --through 15`: the snapshot carried epoch 1, judged validity through 15.
+      await expect(takeSnapshot(deps, subject, 15)).rejects.toMatchObject({ reason: "epoch-moved" });
+      // Such a message, handed to generate or to the worker, is refused before any generation.
+      const forged = { subject, highWater: 15, inputEpoch: clock.inputEpoch, expectedAlias: null };
+      await expect(generate(deps, forged)).rejects.toMatchObject({ reason: "epoch-moved" });
+      expect(await workOnMessage(deps, JSON.stringify(forged))).toMatchObject({
+        action: "ack",
+        status: "refused",
+        refusal: "epoch-moved",
+      });
+      // A candidate one made (its inputs judged through 15, m-15 among them; epoch 1) never publishes.
+      const twinId = `${built.artifactId}-epoch-1`;
+      const manifest = await deps.artifacts.readManifest(subject, built.artifactId);
+      expect(manifest.inputIds).toContain("m-15");
+      await deps.artifacts.writeArtifact(subject, twinId, {
+        body: await deps.artifacts.readArtifact(subject, built.artifactId),
+        manifest: { ...manifest, artifactId: twinId, inputEpoch: clock.inputEpoch },
+      });
+      const record = await deps.artifacts.getRecord(subject, built.artifactId);
+      await deps.artifacts.recordArtifact({
+        ...(record as NonNullable<typeof record>),
+        artifactId: twinId,
+        inputEpoch: clock.inputEpoch,
+        status: "CANDIDATE",
+        stale: false,
+      });
+      await expect(publish(deps, twinId)).rejects.toMatchObject({ reason: "epoch-moved" });
+      expect(await deps.alias.readAlias(subject)).toBeNull();
+      expect((await deps.artifacts.getRecord(subject, twinId))?.status).toBe("ABANDONED");
+
+      // The snapshot at the clock publishes, and what it serves never cites m-15.
+      expect((await run(deps, await takeSnapshot(deps, subject))).status).toBe("PUBLISHED");
+      const served = await recall(deps, subject);
+      expect(served.mode).toBe("summary");
+      expect(served.claims.length).toBe(14);
+      expect(served.claims.flatMap((claim) => claim.derivedFrom)).not.toContain("m-15");
+    });
+
     it("a revocation makes the published summary STALE and unserved at once; a rebuild serves again", async () => {
       const deps = depsOver(open());
       const subject = freshSubject();
