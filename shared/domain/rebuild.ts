@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { sourcesChanged } from "./serving.ts";
 
 /**
  * When a subject needs a rebuild (a fact of committed state, never of the process that appended):
@@ -13,8 +14,7 @@ export function rebuildReason(
   rebuildAfterEvents: number,
 ): string | null {
   if (alias === null) return clock.highWater > 0 ? "events but no summary yet" : null;
-  if (alias.sourceEpoch !== clock.inputEpoch)
-    return `the sources changed (summary epoch ${alias.sourceEpoch}, clock ${clock.inputEpoch})`;
+  if (alias.sourceEpoch !== clock.inputEpoch) return sourcesChanged(alias.sourceEpoch, clock.inputEpoch);
   if (alias.stale === true) return "the summary was taken out of service (STALE)";
   const tail = clock.highWater - alias.coversThrough;
   if (tail >= rebuildAfterEvents)

@@ -35,7 +35,7 @@ export function rawBeforeRecord(settings: ServingSettings, state: ServingState):
   if (settings.recallBypass) return "recall bypass is on: raw events only";
   if (alias === null) return "no summary published yet";
   if (alias.sourceEpoch !== state.inputEpoch)
-    return `the sources changed since the summary (epoch ${alias.sourceEpoch}, clock ${state.inputEpoch}); raw until it is rebuilt`;
+    return `${sourcesChanged(alias.sourceEpoch, state.inputEpoch)}; raw until it is rebuilt`;
   return null;
 }
 
@@ -47,4 +47,12 @@ export function rawForRecord(artifactId: string, record: ServedRecord | null): s
   if (record?.status === "PUBLISHED" && !record.stale) return null;
   const shown = record === null ? "missing" : record.stale ? "STALE" : record.status;
   return `artifact ${artifactId} is ${shown}, not PUBLISHED`;
+}
+
+/**
+ * Why a summary of another epoch than the clock's is not current, each epoch by its field's name:
+ * a bare "clock N" beside the text's `clock H` (the high water) was read as the high water.
+ */
+export function sourcesChanged(summaryEpoch: number, clockEpoch: number): string {
+  return `the sources changed since the summary (built at inputEpoch ${summaryEpoch}; the clock's inputEpoch is ${clockEpoch})`;
 }

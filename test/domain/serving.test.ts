@@ -23,7 +23,7 @@ describe("when recall serves the summary", () => {
 
   it("answers raw from the moment the epoch moves, naming both epochs", () => {
     expect(rawBeforeRecord(live, { inputEpoch: 4, expectedAlias: { sourceEpoch: 3 } })).toBe(
-      "the sources changed since the summary (epoch 3, clock 4); raw until it is rebuilt",
+      "the sources changed since the summary (built at inputEpoch 3; the clock's inputEpoch is 4); raw until it is rebuilt",
     );
   });
 
