@@ -305,10 +305,17 @@ function footerLines(recall: Recall, options: RecallTextOptions): string[] {
     omitted.cold > 0 ? `${omitted.cold} matches` : "",
   ].filter(Boolean);
   if (left.length > 0) lines.push(`# left out by the budget: ${left.join(", ")}`);
+  const short = recall.budgetBelowFrame;
+  if (short !== null)
+    lines.push(
+      `# the budget of ${short.budget} tokens is below what the header and notes alone need: ${short.needed}`,
+    );
   if (recall.mode === "summary" && recall.artifactId !== null) {
     const hint = oneLine(options.searchHint ?? DEFAULT_SEARCH_HINT);
-    const cold = "coldInputs" in options ? options.coldInputs : recall.coldInputs;
-    if (cold === undefined || cold === null)
+    const layer = "coldInputs" in options ? options.coldInputs : recall.coldInputs;
+    // A cold input a query served (## matches) is shown: the note counts the others.
+    const cold = layer === undefined || layer === null ? null : Math.max(0, layer - recall.cold.length);
+    if (cold === null)
       lines.push(`# cold: inputs the summary left cold are not shown; search them with ${hint}`);
     else if (cold > 0)
       lines.push(`# cold: ${cold} input${cold === 1 ? "" : "s"} not shown; search them with ${hint}`);

@@ -103,6 +103,12 @@ export interface Recall {
    */
   servedTokens: number;
   /**
+   * Text under a budget smaller than what its first line and notes alone need (set aside before
+   * any item, the notes at their longest): the budget and that need. No item is served then, and
+   * the text says so. Null otherwise (JSON counts its items alone, and sets nothing aside).
+   */
+  budgetBelowFrame: { budget: number; needed: number } | null;
+  /**
    * Summary mode: the valid inputs of the summary that no claim or pending item derives from (its
    * cold layer, searchable with `query`), null when the summary's index does not count them
    * (artifacts built before it did). Raw mode: 0 (every valid event is served, a page at a time).
@@ -242,6 +248,8 @@ const TEXT_MEASURES: Record<TextVersion, Measure> = { 1: textMeasure(1), 2: text
  */
 class TokenBudget {
   private used = 0;
+  /** What the rendering set aside beyond its items (the text's first line and notes). */
+  private reserved = 0;
   /** What a page holding only its frame leaves its items: an item costing more is never served. */
   private room: number | undefined;
   /** The tokens of the items taken (headings and reserve aside). */
@@ -261,7 +269,14 @@ class TokenBudget {
    */
   reserve(tokens: number, continued = tokens): void {
     this.used += tokens;
+    this.reserved = tokens;
     if (this.limit !== undefined) this.room = this.limit - continued;
+  }
+  /** What `reserve` set aside, when that alone is more than the budget (then no item fits). */
+  belowFrame(): { budget: number; needed: number } | null {
+    return this.limit !== undefined && this.reserved > this.limit
+      ? { budget: this.limit, needed: this.reserved }
+      : null;
   }
   /**
    * True (and counted) when the item fits what is left; always true without a budget. `counted`
@@ -391,6 +406,7 @@ async function select(
       omitted: { ...NOTHING_OMITTED, oversized: page.oversized },
       nextCursor: page.nextCursor,
       servedTokens: budget.served,
+      budgetBelowFrame: budget.belowFrame(),
     };
   };
   if (reason !== null || !alias) return raw(reason ?? "no summary");
@@ -427,6 +443,7 @@ async function select(
       omitted: { ...NOTHING_OMITTED, oversized: page.oversized },
       nextCursor: page.nextCursor,
       servedTokens: budget.served,
+      budgetBelowFrame: budget.belowFrame(),
     };
   }
   // Each part's tokens in this rendering, counted once per artifact, and the claims the scope serves.
@@ -473,6 +490,7 @@ async function select(
     omitted: { ...parts.omitted(), cold: cold.omitted, oversized: page.oversized },
     nextCursor: page.nextCursor,
     servedTokens: budget.served,
+    budgetBelowFrame: budget.belowFrame(),
   };
 }
 
@@ -494,6 +512,7 @@ export function itemlessRecall(
     omitted: NOTHING_OMITTED,
     nextCursor: null,
     servedTokens: 0,
+    budgetBelowFrame: null,
   };
 }
 

@@ -117,6 +117,10 @@ const Recall = z.object({
   nextCursor: z.string().nullable(),
   servedTokens: z.number().int(),
   coldInputs: z.number().int().nullable(),
+  budgetBelowFrame: z.object({ budget: z.number().int(), needed: z.number().int() }).nullable().openapi({
+    description:
+      "text under a budget below what its first line and notes alone need (no item served): the budget and that need; null otherwise",
+  }),
 });
 const ArtifactRecord = z.object({
   subject: z.string(),

@@ -222,6 +222,32 @@ describe("recall as text: examples", () => {
     );
   });
 
+  it("counts as not shown only the cold inputs a query did not serve as matches", () => {
+    const hint = "memgate recall ana --query WORDS";
+    const matched = renderRecallText(recallOf({ coldInputs: 3, cold: [event("n-1", 4)] }), {
+      searchHint: hint,
+    });
+    expect(matched).toContain("## matches\n");
+    expect(matched).toContain(`# cold: 2 inputs not shown; search them with ${hint}\n`);
+    const all = recallOf({ coldInputs: 2, cold: [event("n-1", 4), event("n-2", 5)] });
+    expect(renderRecallText(all, { searchHint: hint })).not.toContain("# cold");
+  });
+
+  it("says when the budget is below what the first line and notes alone need", () => {
+    const short = renderServedRecallText(
+      recallOf({
+        coldInputs: 0,
+        omitted: { claims: 4, pending: 0, unresolvedConflicts: 0, summary: true, cold: 0, oversized: [] },
+        budgetBelowFrame: { budget: 5, needed: 46 },
+      }),
+    ).text;
+    expect(short.split("\n").slice(1, 3)).toEqual([
+      "# left out by the budget: 4 claims, the summary",
+      "# the budget of 5 tokens is below what the header and notes alone need: 46",
+    ]);
+    expect(renderRecallText(recallOf({ coldInputs: 0 }))).not.toContain("# the budget of");
+  });
+
   it("says what the budget left out and that inputs stay cold, counted or not", () => {
     const omitted = { claims: 2, pending: 1, unresolvedConflicts: 0, summary: true, cold: 3, oversized: [] };
     const counted = renderRecallText(recallOf({ claims: [claim("k", { bool: true })], omitted }), {

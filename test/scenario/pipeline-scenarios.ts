@@ -367,6 +367,12 @@ export function describePipelineScenarios(name: string, open: () => ScenarioStor
       const bare = await recall(deps, subject, { format: "text", budget: 0 });
       expect(bare).toMatchObject({ claims: [], pending: [], summary: null, tail: [] });
       expect(bare.omitted.claims).toBe(whole.claims.length);
+      // ... and the answer says why, in the text and in its JSON.
+      expect(bare.budgetBelowFrame).toEqual({ budget: 0, needed: expect.any(Number) });
+      expect(renderServedRecallText(bare).text).toContain(
+        `# the budget of 0 tokens is below what the header and notes alone need: ${bare.budgetBelowFrame?.needed}\n`,
+      );
+      expect(whole.budgetBelowFrame).toBeNull();
       const floor = bare.servedTokens;
       for (const budget of [floor, floor + 15, floor + 40, floor + 80, floor + 150, whole.servedTokens - 1]) {
         const answer = await recall(deps, subject, { format: "text", budget });
