@@ -3,7 +3,7 @@ import type { Deps } from "#app/deps.ts";
 import { consolidationBudget, generate } from "#app/generate.ts";
 import { publish } from "#app/publish.ts";
 import { run } from "#app/run.ts";
-import { readInputs, takeSnapshot } from "#app/snapshot.ts";
+import { knownSubjectSnapshot, readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { workOnMessage } from "#app/worker.ts";
 import type { Snapshot } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
@@ -34,6 +34,7 @@ export const CONSOLIDATION_COMMANDS: Record<string, Command> = {
         io,
         async (deps) => {
           const through = boundedInt(values, "through", Number.MAX_SAFE_INTEGER);
+          await knownSubjectSnapshot(deps, subject);
           io.out(JSON.stringify(await takeSnapshot(deps, subject, through)));
           return EXIT.ok;
         },
@@ -100,9 +101,12 @@ export const CONSOLIDATION_COMMANDS: Record<string, Command> = {
     {},
     async (values, positionals, io) => {
       const subject = subjectArg(positionals);
-      return withRuntime(values, io, async (deps) =>
-        reportRun(await run(deps, await takeSnapshot(deps, subject)), values, io),
-      );
+      return withRuntime(values, io, async (deps) => {
+        // As the HTTP API's 404: consolidating a subject with no events would publish an empty
+        // summary that makes it appear.
+        await knownSubjectSnapshot(deps, subject);
+        return reportRun(await run(deps, await takeSnapshot(deps, subject)), values, io);
+      });
     },
   ),
 

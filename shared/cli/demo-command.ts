@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,19 +24,30 @@ const REVOKED = "alpha-1";
  * The embedded walk-through `npm start` runs: ingest the bundled multi-project log, consolidate,
  * recall, revoke one source (recall falls back to raw, the summary goes STALE), rebuild, and print
  * the token reduction and the must-preserve count. Exit 0 only when every step behaved as it must.
+ * Without `--home` the store lives in a temporary folder, removed at the end whatever happened
+ * (unless `--keep`); a folder the user named is theirs and stays.
  */
 export async function demoCommand(
-  args: { json: boolean; home?: string | undefined },
+  args: { json: boolean; home?: string | undefined; keep?: boolean },
   io: Io,
 ): Promise<number> {
   const home = args.home ?? mkdtempSync(join(tmpdir(), "memgate-demo-"));
+  const removed = args.home === undefined && args.keep !== true;
+  try {
+    return await walkThrough(home, removed, args.json, io);
+  } finally {
+    if (removed) rmSync(home, { recursive: true, force: true });
+  }
+}
+
+async function walkThrough(home: string, removed: boolean, json: boolean, io: Io): Promise<number> {
   const runtime = await openEmbeddedRuntime({ store: "embedded", home, progress: () => {} });
   const say = (line: string) => {
-    if (!args.json) io.out(line);
+    if (!json) io.out(line);
   };
   try {
     const { deps } = runtime;
-    const facts: Record<string, unknown> = { home };
+    const facts: Record<string, unknown> = { home, homeKept: !removed };
     const checks: string[] = [];
     const expect = (ok: boolean, what: string) => {
       if (!ok) checks.push(what);
@@ -46,7 +57,7 @@ export async function demoCommand(
     const events = parseEventLines(await readFile(file, "utf8"), file, { assignSequence: false }).map(
       ({ sequence: _s, ...e }) => e,
     );
-    say(`memgate demo (embedded store in ${home})`);
+    say(`memgate demo (embedded store in ${home}${removed ? ", removed at the end: --keep keeps it" : ""})`);
     say(`1. append: ${events.length} events of ${SUBJECT} (two projects, ops, health, everyday chat)`);
     const appended = await appendEvents(deps, SUBJECT, events);
     say(`   highWater ${appended.highWater}, epoch ${appended.inputEpoch} (a supersession moved it)`);
@@ -103,7 +114,7 @@ export async function demoCommand(
       `\ntokens: ${tokens.raw} for the raw valid events, ${tokens.summary} for the summary (${(tokens.reduction * 100).toFixed(1)}% fewer); ${facts.mustPreserve} must-preserve items, all kept`,
     );
     say(checks.length === 0 ? "demo: every step behaved as it must" : `demo: FAILED: ${checks.join("; ")}`);
-    if (args.json) io.out(JSON.stringify({ ...facts, ok: checks.length === 0, problems: checks }));
+    if (json) io.out(JSON.stringify({ ...facts, ok: checks.length === 0, problems: checks }));
     return checks.length === 0 ? EXIT.ok : EXIT.rejected;
   } finally {
     runtime.close();
@@ -112,8 +123,8 @@ export async function demoCommand(
 
 export const DEMO_COMMAND: Command = {
   usage:
-    "memgate demo [--home DIR] [--json]\n\nThe embedded walk-through: ingest the bundled log, consolidate, recall, revoke, fall back, rebuild.",
-  options: { home: { type: "string" } },
+    "memgate demo [--home DIR] [--keep] [--json]\n\nThe embedded walk-through: ingest the bundled log, consolidate, recall, revoke, fall back, rebuild.\nWithout --home the store is a temporary folder, removed at the end (also on failure) unless --keep.",
+  options: { home: { type: "string" }, keep: { type: "boolean" } },
   run: (values, _positionals, io) =>
-    demoCommand({ json: values.json === true, home: text(values, "home") }, io),
+    demoCommand({ json: values.json === true, home: text(values, "home"), keep: values.keep === true }, io),
 };

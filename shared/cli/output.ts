@@ -52,3 +52,16 @@ export class UsageError extends InputError {
     this.name = "UsageError";
   }
 }
+
+/**
+ * A word a POSIX shell reads back as `text`, for a command the output suggests: bare when it holds
+ * only characters no shell treats specially, else in single quotes (a `'` as `'\''`), or as `$'…'`
+ * when it holds U+2028 or U+2029, which no line of recall's text may hold (bash, zsh and ksh read
+ * the escapes).
+ */
+export function shellWord(text: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(text)) return text;
+  if (/[\u2028\u2029]/.test(text))
+    return `$'${text.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`)}'`;
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}

@@ -2,12 +2,22 @@ import type { Recall } from "#app/recall.ts";
 import { recall, textVersionOf } from "#app/recall.ts";
 import { parseRecallOptions } from "#app/recall-options.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
+import { unknownSubjectError } from "#app/snapshot.ts";
 import { describeIssues } from "#runtime/issues.ts";
 import { type Command, print, storeCommand, subjectArg, withRuntime } from "./command.ts";
-import { EXIT, UsageError } from "./output.ts";
+import { EXIT, shellWord, UsageError } from "./output.ts";
 
-/** How the command line's reader searches the cold layer (CONTRACT §5a's HINT). */
-const CLI_SEARCH_HINT = "memgate recall SUBJECT --query WORDS";
+/**
+ * How the command line's reader searches the cold layer (CONTRACT §5a's HINT): the command for the
+ * subject asked for, which a reader can paste into a POSIX shell (the subject quoted when it needs
+ * it; one starting with `-` after `--`, where it cannot be read as a flag).
+ */
+export function cliSearchHint(subject: string): string {
+  const word = shellWord(subject);
+  return subject.startsWith("-")
+    ? `memgate recall --query WORDS -- ${word}`
+    : `memgate recall ${word} --query WORDS`;
+}
 
 /** What an agent should remember (CONTRACT §5, the same options as §6's GET …/recall). */
 export const RECALL_COMMAND: Command = storeCommand(
@@ -36,9 +46,11 @@ export const RECALL_COMMAND: Command = storeCommand(
       values,
       io,
       async (deps) => {
-        const result = await recall(deps, subject, { ...options.data, searchHint: CLI_SEARCH_HINT });
-        if (version !== null)
-          io.out(renderServedRecallText(result, { searchHint: CLI_SEARCH_HINT, version }).text);
+        const searchHint = cliSearchHint(subject);
+        const result = await recall(deps, subject, { ...options.data, searchHint });
+        // As the HTTP API's 404 and the MCP tool's error: a subject with no events is unknown.
+        if (result.highWater === 0) throw unknownSubjectError(subject);
+        if (version !== null) io.out(renderServedRecallText(result, { searchHint, version }).text);
         else
           print(io, format === "json" ? { ...values, json: true } : values, result, describeRecall(result));
         return EXIT.ok;

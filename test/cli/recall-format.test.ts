@@ -34,9 +34,7 @@ describe("memgate recall --format", () => {
 
     const text = (await memgate(["recall", "ana", "--home", home, "--format", "text"])).stdout;
     expect(text.split("\n")[0]).toMatch(/^# memgate recall: summary \S+ \(clock 4, epoch 0\)$/);
-    expect(text).toContain(
-      "# cold: 2 inputs not shown; search them with memgate recall SUBJECT --query WORDS\n",
-    );
+    expect(text).toContain("# cold: 2 inputs not shown; search them with memgate recall ana --query WORDS\n");
     const served = Number(/^# served: (\d+) tokens\n$/m.exec(text)?.[1]);
     expect(countTokens(text)).toBe(served);
 
