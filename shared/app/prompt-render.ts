@@ -60,7 +60,13 @@ export function eventLine(event: SequencedEvent): string {
  */
 export type ChecklistWording = "classes" | "words";
 
-const WORDED_TEMPLATES = new Set(["consolidate-v3", "consolidate-v4", "consolidate-v5", "segment-v2"]);
+const WORDED_TEMPLATES = new Set([
+  "consolidate-v3",
+  "consolidate-v4",
+  "consolidate-v5",
+  "consolidate-v6",
+  "segment-v2",
+]);
 
 export function checklistWording(template: Prompt): ChecklistWording {
   return WORDED_TEMPLATES.has(template.version) ? "words" : "classes";

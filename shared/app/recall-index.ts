@@ -311,7 +311,7 @@ function littleEndian(array: Int32Array): Int32Array {
   if (!BIG_ENDIAN) return array;
   const swapped = new Int32Array(array.length);
   const view = new DataView(swapped.buffer);
-  array.forEach((value, i) => view.setInt32(i * 4, value, true));
+  for (const [i, value] of array.entries()) view.setInt32(i * 4, value, true);
   return swapped;
 }
 

@@ -13,7 +13,7 @@ import type { Io } from "./output.ts";
 import { EXIT, UsageError } from "./output.ts";
 
 export const EVAL_USAGE = `memgate eval --dataset FILE.jsonl [--gold FILE.jsonl] [--sample N] [--seed S] [--model NAME] [--json]
-memgate eval --locomo FILE.json [--conversations ID,ID] [--model NAME] [--answer-model NAME --judge-model NAME]
+memgate eval --locomo FILE.json [--conversations ID,ID] [--model NAME] [--prompt VERSION] [--answer-model NAME --judge-model NAME]
              [--budget TOKENS] [--concurrency N] [--json]
 
 Rebuilds each (sampled) subject of a dataset from its raw events on a throwaway store (nothing is
@@ -43,6 +43,7 @@ export async function evalCommand(
   args: {
     locomo?: string | undefined;
     conversations?: string | undefined;
+    prompt?: string | undefined;
     answerModel?: string | undefined;
     judgeModel?: string | undefined;
     budget?: string | undefined;
@@ -106,6 +107,7 @@ export const EVAL_COMMAND: Command = {
   options: {
     locomo: { type: "string" },
     conversations: { type: "string" },
+    prompt: { type: "string" },
     "answer-model": { type: "string" },
     "judge-model": { type: "string" },
     budget: { type: "string" },
@@ -121,6 +123,7 @@ export const EVAL_COMMAND: Command = {
       {
         locomo: text(values, "locomo"),
         conversations: text(values, "conversations"),
+        prompt: text(values, "prompt"),
         answerModel: text(values, "answer-model"),
         judgeModel: text(values, "judge-model"),
         budget: text(values, "budget"),
@@ -179,11 +182,7 @@ async function locomoCommand(
     progress: () => {},
   });
   try {
-    // Artifact ids from a counter, not at random: the text recall serves names its artifact, and
-    // the same run must send the same prompts for recorded answers to replay.
-    let artifacts = 0;
-    const deps = { ...runtime.deps, newId: () => `locomo${++artifacts}` };
-    const report = await evaluateLocomo(deps, conversations, {
+    const report = await evaluateLocomo(runtime.deps, conversations, {
       budget,
       answerModel,
       gradeModel,

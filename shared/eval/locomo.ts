@@ -115,13 +115,19 @@ export async function evaluateLocomo(
   // What each question's answer reads: recall's text for it, and each conversation whole.
   const servedTexts = new Map<string, string>();
   const transcripts = new Map<string, string>();
-  for (const conversation of conversations) {
+  // Every conversation is consolidated at once (a model answers them side by side), each with
+  // artifact ids of its own counting, so the same run names the same artifacts in the same texts
+  // (recorded answers to the questions replay) whatever order the consolidations finish in.
+  const outcomes = new Map<string, LocomoConsolidation>();
+  await inParallel(conversations, options.concurrency, async (conversation) => {
+    let ids = 0;
+    const own = { ...deps, newId: () => `${conversation.id}.${++ids}` };
     progress(`${conversation.id}: appending ${conversation.events.length} turns and consolidating`);
-    await appendEvents(deps, conversation.id, conversation.events);
-    const outcome = await run(deps, await takeSnapshot(deps, conversation.id));
+    await appendEvents(own, conversation.id, conversation.events);
+    const outcome = await run(own, await takeSnapshot(own, conversation.id));
     const generated = "gate" in outcome ? outcome : null;
     const attempts = generated && "generation" in generated ? (generated.generation?.attempts ?? 1) : 1;
-    consolidations.push({
+    outcomes.set(conversation.id, {
       conversation: conversation.id,
       events: conversation.events.length,
       status: outcome.status,
@@ -131,6 +137,9 @@ export async function evaluateLocomo(
       claims: generated?.gate.stats.claims ?? 0,
     });
     progress(`${conversation.id}: ${outcome.status} after ${attempts} attempt(s)`);
+  });
+  for (const conversation of conversations) {
+    consolidations.push(outcomes.get(conversation.id) as LocomoConsolidation);
     const transcript = locomoTranscript(conversation);
     transcripts.set(conversation.id, transcript);
     const fullTokens = countTokens(transcript);
