@@ -1,4 +1,3 @@
-import { countTokens } from "#domain/tokens.ts";
 import {
   type Generation,
   GenerationFailedError,
@@ -12,7 +11,7 @@ import {
   type PromptPreview,
 } from "#ports/model.ts";
 import { decodeModelAnswer, ModelConsolidationOutput, modelSchema } from "./model-output.ts";
-import { RENDERER_VERSION, type RenderedPrompt, renderConsolidation } from "./prompt-render.ts";
+import { promptTokens, RENDERER_VERSION, type RenderedPrompt, renderConsolidation } from "./prompt-render.ts";
 
 /** A model's limits: prompts are sized to fit the context with room for the answer. */
 export interface ModelSettings {
@@ -22,7 +21,11 @@ export interface ModelSettings {
 
 export const DEFAULT_MODEL_SETTINGS: ModelSettings = { contextTokens: 32_000, maxOutputTokens: 4_096 };
 
-/** Asks a language model one rendered prompt, refusing one that cannot fit its context before sending it. */
+/**
+ * Asks a language model one rendered prompt, its answer given up to `settings.maxOutputTokens`
+ * (the call's own room: a segment's is what its context leaves), refusing a prompt that cannot fit
+ * its context with that room before sending it.
+ */
 export async function ask(
   model: LanguageModel,
   settings: ModelSettings,
@@ -32,10 +35,10 @@ export async function ask(
   attempt: number,
   signal: AbortSignal,
 ): Promise<{ answer: ModelAnswer; record: ModelCallRecord }> {
-  const needed = countTokens(rendered.system) + countTokens(rendered.prompt);
+  const needed = promptTokens(rendered);
   if (needed + settings.maxOutputTokens > settings.contextTokens)
     throw new GenerationFailedError(
-      `${model.name}: the ${kind} prompt needs ${needed} tokens and the answer up to ${settings.maxOutputTokens}, more than the context of ${settings.contextTokens} (MEMGATE_CONTEXT_TOKENS); use segmented:${model.name}`,
+      `${model.name}: the ${kind} prompt needs ${needed} tokens and the answer up to ${settings.maxOutputTokens}, more than the context of ${settings.contextTokens} (MEMGATE_CONTEXT_TOKENS)${kind === "consolidate" ? `; use segmented:${model.name}` : ""}`,
     );
   const call: ModelCall = {
     kind,

@@ -4,6 +4,7 @@ import { CUE_CLASSES, CUE_PHRASES, type CueClass, type CueCounts, countCues } fr
 import type { MustPreserveItem } from "#domain/must-preserve.ts";
 import type { Claim, SequencedEvent } from "#domain/schemas.ts";
 import { type ConflictPosition, isOpenTask } from "#domain/selector.ts";
+import { countTokens } from "#domain/tokens.ts";
 import type { Prompt, RepairRequest } from "#ports/model.ts";
 
 /**
@@ -20,6 +21,18 @@ export interface RenderedPrompt {
   prompt: string;
   /** sha256 over the system and user text: what the manifest and the answer caches key on. */
   hash: string;
+}
+
+const PROMPT_TOKENS = new WeakMap<RenderedPrompt, number>();
+
+/** The tokens a rendered prompt takes (system and user text, cl100k_base), counted once per prompt. */
+export function promptTokens(rendered: RenderedPrompt): number {
+  let tokens = PROMPT_TOKENS.get(rendered);
+  if (tokens === undefined) {
+    tokens = countTokens(rendered.system) + countTokens(rendered.prompt);
+    PROMPT_TOKENS.set(rendered, tokens);
+  }
+  return tokens;
 }
 
 export function renderedPrompt(template: Prompt, schemaName: string, prompt: string): RenderedPrompt {
@@ -298,13 +311,20 @@ export function readingLines(context: GateContext): string[] {
   });
 }
 
-const REPAIR_REASONS_SHOWN = 40;
+/** The most reasons a repair prompt shows in full. */
+export const REPAIR_REASONS_SHOWN = 40;
 
-/** The gate's reasons as the model is shown them, to fix on its next attempt. */
-export function repairSection(repair: RepairRequest | undefined, reasons = repair?.reasons ?? []): string {
+/**
+ * The gate's reasons as the model is shown them, to fix on its next attempt: the first `limit` in
+ * full (a prompt must still fit its context), the rest only counted.
+ */
+export function repairSection(
+  repair: RepairRequest | undefined,
+  reasons = repair?.reasons ?? [],
+  limit = REPAIR_REASONS_SHOWN,
+): string {
   if (!repair) return "";
-  // The first reasons in full (a prompt must still fit its context); the rest only counted.
-  const shown = reasons.slice(0, REPAIR_REASONS_SHOWN);
+  const shown = reasons.slice(0, limit);
   const lines = shown.map((reason) => {
     const where = [
       reason.eventId ? `event ${reason.eventId}` : "",
@@ -387,19 +407,20 @@ function wordTargetLine(context: GateContext): string {
 
 /**
  * A segment's rendering: its events, each with its assertions when it has any (those are restated
- * exactly elsewhere; the model restates what the text says beyond them), and their checklist.
+ * exactly elsewhere; the model restates what the text says beyond them), and their checklist. On
+ * repair, the gate's reasons about them, the first `shown` in full (default: as many as any prompt).
  */
 export function renderSegment(
   template: Prompt,
   checklist: ReadonlyMap<string, readonly string[]>,
   events: readonly SequencedEvent[],
-  repair?: { request: RepairRequest; reasons: readonly GateReason[] },
+  repair?: { request: RepairRequest; reasons: readonly GateReason[]; shown?: number },
 ): RenderedPrompt {
   const prompt = fillTemplate(template, {
     inputs: lines(events.map((event) => eventLine(event))),
     checklist: lines(checklistOf(events, checklist)),
     cueWords: cueWordLines(),
-    repair: repair ? repairSection(repair.request, repair.reasons) : "",
+    repair: repair ? repairSection(repair.request, repair.reasons, repair.shown) : "",
   });
   return renderedPrompt(template, "SegmentAnswer", prompt);
 }

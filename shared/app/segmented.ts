@@ -1,20 +1,17 @@
 import type { z } from "zod";
 import { assertionClaims } from "#domain/consolidator.ts";
 import { budgetTokens, type GateContext, type GateReason } from "#domain/gate/index.ts";
-import { inputRefs, inputRoot, sha256 } from "#domain/hashing.ts";
+import { sha256 } from "#domain/hashing.ts";
 import type { Claim, ConsolidationOutput, PendingItem, SequencedEvent } from "#domain/schemas.ts";
 import { isOpenTask } from "#domain/selector.ts";
-import { countTokens } from "#domain/tokens.ts";
-import {
-  type Generation,
-  GenerationFailedError,
-  type LanguageModel,
-  type ModelCallRecord,
-  type ModelPort,
-  type ModelRequest,
-  type Prompt,
-  type PromptPreview,
-  type SegmentCache,
+import type {
+  Generation,
+  LanguageModel,
+  ModelCallRecord,
+  ModelPort,
+  ModelRequest,
+  PromptPreview,
+  SegmentCache,
 } from "#ports/model.ts";
 import {
   type ModelAnswerOf,
@@ -26,15 +23,12 @@ import {
 import { ask, type ModelSettings } from "./one-prompt.ts";
 import {
   checklistWording,
-  claimLine,
-  eventLine,
   RENDERER_VERSION,
   type RenderedPrompt,
-  renderSegment,
-  renderSummary,
   segmentChecklistByEvent,
 } from "./prompt-render.ts";
 import { loadPrompt, segmentedTemplates } from "./prompts.ts";
+import { type FittedSegment, fitSegment, fitSummary, planSegments } from "./segment-plan.ts";
 
 /**
  * Segmented consolidation (model `segmented:<model>`): a prompt per segment of the log, so any
@@ -48,6 +42,8 @@ import { loadPrompt, segmentedTemplates } from "./prompts.ts";
  * - Segment boundaries are content-defined: an event ends a segment when its id's hash falls
  *   under a threshold proportional to its size (or the segment is full), so appending events
  *   changes only the last segment and revoking one changes only its own (and rarely the next).
+ *   Every prompt, the summary's too, is counted as rendered and fits the context with room for its
+ *   answer (segment-plan.ts): a segment that does not is split.
  * - A segment's answer is kept write-once under (its input root, rendered-prompt hash, model):
  *   a rebuild asks the model only for segments whose inputs changed.
  * - The merged output is one ConsolidationOutput, gated as a whole against the whole snapshot.
@@ -55,16 +51,8 @@ import { loadPrompt, segmentedTemplates } from "./prompts.ts";
  *   concern it), handing each its own reasons.
  */
 
-/** Tokens each restated event adds to an answer beyond its text (key, derivedFrom, JSON). */
-const ANSWER_OVERHEAD = 40;
 /** Segments asked at once. */
 const CONCURRENCY = 4;
-
-export interface Segment {
-  events: SequencedEvent[];
-  /** The input root of its events: what it is cached under, with the prompt's hash and the model. */
-  root: string;
-}
 
 /**
  * The events a model restates: every valid input but notes and done tasks (they stay cold). An
@@ -75,47 +63,6 @@ export function segmentedEvents(context: GateContext): SequencedEvent[] {
   return context.selection.validInputs.filter(
     (event) => event.kind !== "note" && (event.kind !== "task" || isOpenTask(event)),
   );
-}
-
-/**
- * Cuts the events into segments whose prompts fit `inputTokens` and whose answers fit
- * `outputTokens`. Deterministic, and content-defined (see above). An event too big for a segment
- * of its own is a GenerationFailedError naming it.
- */
-export function segmentEvents(
-  checklist: ReadonlyMap<string, readonly string[]>,
-  events: readonly SequencedEvent[],
-  limits: { inputTokens: number; outputTokens: number },
-): Segment[] {
-  const segments: Segment[] = [];
-  let current: SequencedEvent[] = [];
-  let fill = 0;
-  const close = () => {
-    if (current.length > 0) segments.push({ events: current, root: inputRoot(inputRefs(current)) });
-    current = [];
-    fill = 0;
-  };
-  for (const event of events) {
-    const input =
-      countTokens(eventLine(event)) + countTokens((checklist.get(event.eventId) ?? []).join("\n"));
-    const output = countTokens(event.text ?? "") + ANSWER_OVERHEAD;
-    const weight = Math.max(input / limits.inputTokens, output / limits.outputTokens);
-    if (weight > 1)
-      throw new GenerationFailedError(
-        `event ${event.eventId} alone needs more than one segment (${input} prompt tokens, about ${output} answer tokens); raise MEMGATE_CONTEXT_TOKENS or MEMGATE_MAX_OUTPUT_TOKENS`,
-      );
-    if (fill + weight > 1) close();
-    current.push(event);
-    fill += weight;
-    // Expected fill at a content-defined cut is about one half: few cuts are forced by size.
-    if (hashFraction(event.eventId) < 2 * weight) close();
-  }
-  close();
-  return segments;
-}
-
-function hashFraction(eventId: string): number {
-  return Number.parseInt(sha256(eventId).slice(7, 15), 16) / 2 ** 32;
 }
 
 interface SegmentResult {
@@ -140,23 +87,14 @@ function templatesFor(request: ModelRequest) {
 }
 
 export function segmentedGenerator(model: LanguageModel, settings: ModelSettings): ModelPort {
-  const templateTokens = (template: Prompt) => countTokens(template.text) + 200;
   const segmentSchema = { name: "SegmentAnswer", zod: SegmentAnswer, json: modelSchema(SegmentAnswer) };
   const summarySchema = { name: "SummaryAnswer", zod: SummaryAnswer, json: modelSchema(SummaryAnswer) };
   const name = `segmented:${model.name}`;
-  const segmentsOf = (
-    context: GateContext,
-    checklist: ReadonlyMap<string, readonly string[]>,
-    segmentTemplate: Prompt,
-  ) =>
-    segmentEvents(checklist, segmentedEvents(context), {
-      inputTokens: settings.contextTokens - settings.maxOutputTokens - templateTokens(segmentTemplate),
-      outputTokens: Math.floor(settings.maxOutputTokens * 0.75),
-    });
 
   /** Answers one rendered prompt from the cache, or asks the model and caches what parses. */
   async function answered<T>(
     rendered: RenderedPrompt,
+    answerTokens: number,
     kind: "segment" | "summary",
     root: string,
     schema: { name: string; zod: z.ZodType<T>; json: Record<string, unknown> },
@@ -180,7 +118,15 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
           outputTokens: 0,
         },
       };
-    const { answer, record } = await ask(model, settings, kind, rendered, schema, attempt, signal);
+    const { answer, record } = await ask(
+      model,
+      { contextTokens: settings.contextTokens, maxOutputTokens: answerTokens },
+      kind,
+      rendered,
+      schema,
+      attempt,
+      signal,
+    );
     const parsed = parseModelAnswer(schema.zod, answer.text);
     // Only an answer that fits its schema is kept: a truncated one is asked again next time.
     if (parsed.ok) await cache?.write(key, answer.text);
@@ -197,29 +143,28 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
     preview(request: ModelRequest): PromptPreview[] {
       const { segmentTemplate, checklist } = templatesFor(request);
       // The summary prompt is rendered from the segments' answers, so only they can be shown first.
-      return segmentsOf(request.context, checklist, segmentTemplate).map((segment) => ({
-        kind: "segment",
-        segment: segment.root,
-        ...renderSegment(segmentTemplate, checklist, segment.events),
-      }));
+      return planSegments(segmentTemplate, checklist, segmentedEvents(request.context), settings).map(
+        (segment) => ({ kind: "segment", segment: segment.root, ...segment.rendered }),
+      );
     },
     async generate(request: ModelRequest, signal: AbortSignal): Promise<Generation> {
       const { context, repair } = request;
       const { segmentTemplate, summaryTemplate, checklist } = templatesFor(request);
-      const segments = segmentsOf(context, checklist, segmentTemplate);
+      const segments = planSegments(segmentTemplate, checklist, segmentedEvents(context), settings);
       const attempt = repair?.attempt ?? 1;
       const focus = repair ? repairFocus(repair.reasons, segments) : undefined;
-
-      const results = await inPool(segments, CONCURRENCY, async (segment, index): Promise<SegmentResult> => {
+      // A segment the reasons point at is rendered again with them, split when they leave it no room.
+      const asked = segments.flatMap((segment, index) => {
         const reasons = focus?.bySegment.get(index);
-        const rendered = renderSegment(
-          segmentTemplate,
-          checklist,
-          segment.events,
-          repair && reasons ? { request: repair, reasons } : undefined,
-        );
+        return repair && reasons
+          ? fitSegment(segmentTemplate, checklist, segment.events, settings, { request: repair, reasons })
+          : [segment];
+      });
+
+      const results = await inPool(asked, CONCURRENCY, async (segment): Promise<SegmentResult> => {
         const { parsed, record } = await answered(
-          rendered,
+          segment.rendered,
+          segment.answerTokens,
           "segment",
           segment.root,
           segmentSchema,
@@ -238,16 +183,10 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
       const pending = results.flatMap((result) => result.pending);
       const summaryRepair =
         repair && focus?.summary ? { request: repair, reasons: focus.summary } : undefined;
-      const summaryPrompt = renderSummary(
-        summaryTemplate,
-        claimLinesWithin(
-          claims,
-          settings.contextTokens - settings.maxOutputTokens - templateTokens(summaryTemplate) - 1_000,
-        ),
-        summaryRepair,
-      );
+      const summaryPrompt = fitSummary(summaryTemplate, claims, settings, summaryRepair);
       const { parsed: summary, record: summaryRecord } = await answered(
-        summaryPrompt,
+        summaryPrompt.rendered,
+        summaryPrompt.answerTokens,
         "summary",
         "summary",
         summarySchema,
@@ -352,7 +291,7 @@ function withinBudget(
 /** Which segments (by index) and whether the summary each of the gate's reasons is about. */
 function repairFocus(
   reasons: readonly GateReason[],
-  segments: readonly Segment[],
+  segments: readonly FittedSegment[],
 ): { bySegment: Map<number, GateReason[]>; summary: GateReason[] | undefined } {
   const segmentOf = new Map<string, number>();
   segments.forEach((segment, index) => {
@@ -374,27 +313,6 @@ function repairFocus(
       });
   }
   return { bySegment, summary: summary.length > 0 ? summary : undefined };
-}
-
-/** The claims the summary call is shown: structured and contested first, as many as fit. */
-function claimLinesWithin(claims: readonly Claim[], maxTokens: number): string[] {
-  const ordered = [
-    ...claims.filter((claim) => claim.status === "contested"),
-    ...claims.filter((claim) => claim.status !== "contested"),
-  ];
-  const lines: string[] = [];
-  let used = 0;
-  for (const claim of ordered) {
-    const line = claimLine(claim);
-    const tokens = countTokens(line) + 1;
-    if (used + tokens > maxTokens) {
-      lines.push("- (more claims are not shown)");
-      break;
-    }
-    lines.push(line);
-    used += tokens;
-  }
-  return lines;
 }
 
 /** Runs `work` over the items, at most `limit` at a time, results in the items' order. */
