@@ -183,6 +183,10 @@ function reasonsAbout(repair: SegmentRepair, events: readonly SequencedEvent[]):
   };
 }
 
+/**
+ * What an event too big for a segment of its own needs: the context to hold its prompt and its
+ * answer's room, the output cap to allow that room, or both (each named with the size that would do).
+ */
 function tooBigError(
   event: SequencedEvent,
   rendered: RenderedPrompt,
@@ -190,12 +194,20 @@ function tooBigError(
   settings: ModelSettings,
 ): GenerationFailedError {
   const prompt = promptTokens(rendered);
-  const output =
-    need > settings.maxOutputTokens
-      ? ` and MEMGATE_MAX_OUTPUT_TOKENS at least ${need} (it is ${settings.maxOutputTokens})`
-      : "";
+  const short = [
+    ...(prompt + need > settings.contextTokens
+      ? [
+          `more than the context of ${settings.contextTokens} (MEMGATE_CONTEXT_TOKENS) holds: set it to at least ${prompt + need}`,
+        ]
+      : []),
+    ...(need > settings.maxOutputTokens
+      ? [
+          `more than the answer cap of ${settings.maxOutputTokens} (MEMGATE_MAX_OUTPUT_TOKENS) allows: set it to at least ${need}`,
+        ]
+      : []),
+  ];
   return new GenerationFailedError(
-    `event ${event.eventId} does not fit a segment of its own: its prompt needs ${prompt} tokens and its answer room for ${need}, more than the context of ${settings.contextTokens} (MEMGATE_CONTEXT_TOKENS) holds; set MEMGATE_CONTEXT_TOKENS to at least ${prompt + need}${output}`,
+    `event ${event.eventId} does not fit a segment of its own: its prompt needs ${prompt} tokens and its answer room for ${need}, ${short.join("; and ")}`,
   );
 }
 

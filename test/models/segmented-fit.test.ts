@@ -53,6 +53,22 @@ function events(subject: string, logs: string) {
     .map((line) => JSON.parse(line));
 }
 
+/** A runbook with one event too big for a 2,048-token context on its own. */
+const RUNBOOK = [
+  { eventId: "r-1", kind: "fact", trust: "user", text: "The cluster has 60 nodes." },
+  {
+    eventId: "r-2",
+    kind: "constraint",
+    trust: "user",
+    text: Array.from(
+      { length: 60 },
+      (_, i) =>
+        `Rule ${i + 1}: the on-call engineer must not restart node n${i + 1} between 09:00 and 17:00 UTC.`,
+    ).join(" "),
+  },
+  { eventId: "r-3", kind: "fact", trust: "user", text: "Node n7 runs the billing jobs." },
+];
+
 describe("segmented builds in small contexts, over the wire", () => {
   let server: ModelServer;
   beforeAll(async () => {
@@ -132,23 +148,13 @@ describe("segmented builds in small contexts, over the wire", () => {
   );
 
   it("an event too big for a segment of its own is named with the context that would hold it, and that context builds", async () => {
-    const policy = Array.from(
-      { length: 60 },
-      (_, i) =>
-        `Rule ${i + 1}: the on-call engineer must not restart node n${i + 1} between 09:00 and 17:00 UTC.`,
-    ).join(" ");
-    const log = [
-      { eventId: "r-1", kind: "fact", trust: "user", text: "The cluster has 60 nodes." },
-      { eventId: "r-2", kind: "constraint", trust: "user", text: policy },
-      { eventId: "r-3", kind: "fact", trust: "user", text: "Node n7 runs the billing jobs." },
-    ];
     const small = open({ contextTokens: 2048, maxOutputTokens: 4096 });
-    await appendEvents(small, "runbook", log);
+    await appendEvents(small, "runbook", RUNBOOK);
     const failure = await run(small, await takeSnapshot(small, "runbook")).then(
       () => undefined,
       (error: Error) => error.message,
     );
-    const needed = /set MEMGATE_CONTEXT_TOKENS to at least (\d+)/.exec(failure ?? "");
+    const needed = /\(MEMGATE_CONTEXT_TOKENS\) holds: set it to at least (\d+)$/.exec(failure ?? "");
     expect(failure).toMatch(
       /^event r-2 does not fit a segment of its own: .* more than the context of 2048 \(MEMGATE_CONTEXT_TOKENS\) holds/,
     );
@@ -156,7 +162,7 @@ describe("segmented builds in small contexts, over the wire", () => {
 
     const settings = { contextTokens: Number(needed?.[1]), maxOutputTokens: 4096 };
     const enough = open(settings);
-    await appendEvents(enough, "runbook", log);
+    await appendEvents(enough, "runbook", RUNBOOK);
     const before = server.requests.length;
     const outcome = await run(enough, await takeSnapshot(enough, "runbook"));
     expect(outcome.status).toBe("PUBLISHED");
@@ -168,9 +174,9 @@ describe("segment sizing", () => {
   const segmentTemplate = loadPrompt(segmentedTemplates(loadPrompt().version).segment);
   const summaryTemplate = loadPrompt(segmentedTemplates(loadPrompt().version).summary);
 
-  async function logContext(subject: string, logs: string) {
+  async function logContext(subject: string, log: readonly object[]) {
     const deps = open();
-    await appendEvents(deps, subject, events(subject, logs));
+    await appendEvents(deps, subject, log);
     const snapshot = await takeSnapshot(deps, subject);
     const { context } = await readInputs(deps, subject, snapshot.highWater);
     return { context, checklist: segmentChecklistByEvent(context, checklistWording(segmentTemplate)) };
@@ -178,7 +184,7 @@ describe("segment sizing", () => {
   const open = () => modelDeps("deterministic-v1").deps;
 
   it("a log whose segments fit a large context is split further, never cut anew, in a small one", async () => {
-    const { context, checklist } = await logContext("support-bot", LOGS);
+    const { context, checklist } = await logContext("support-bot", events("support-bot", LOGS));
     const logEvents = segmentedEvents(context);
     const large = planSegments(segmentTemplate, checklist, logEvents, {
       contextTokens: 32_000,
@@ -200,7 +206,7 @@ describe("segment sizing", () => {
   });
 
   it("on repair, a segment shows the reasons about its own events, fewer when they leave its answer no room", async () => {
-    const { context, checklist } = await logContext("legal-team", LOGS);
+    const { context, checklist } = await logContext("legal-team", events("legal-team", LOGS));
     const [first, second] = segmentedEvents(context) as [SequencedEvent, SequencedEvent];
     const reasons: GateReason[] = [first, second].flatMap((event) =>
       Array.from({ length: 40 }, (_, i) => ({
@@ -226,6 +232,34 @@ describe("segment sizing", () => {
       expect(segment.rendered.prompt).toMatch(/and \d+ more reasons of these kinds/);
       expect(promptTokens(segment.rendered) + segment.answerTokens).toBeLessThanOrEqual(2048);
     }
+  });
+
+  it("an event too big alone names what would hold it: the context, the answer cap, or both", async () => {
+    const { context, checklist } = await logContext("runbook", RUNBOOK);
+    const big = segmentedEvents(context).filter((event) => event.eventId === "r-2");
+    const fail = (contextTokens: number, maxOutputTokens: number) =>
+      (() => {
+        try {
+          fitSegment(segmentTemplate, checklist, big, { contextTokens, maxOutputTokens });
+        } catch (error) {
+          return (error as Error).message;
+        }
+        throw new Error("expected the event not to fit");
+      })();
+    const need = answerNeed(big);
+    const room = "(MEMGATE_CONTEXT_TOKENS) holds: set it to at least";
+    const cap = `more than the answer cap of 1000 (MEMGATE_MAX_OUTPUT_TOKENS) allows: set it to at least ${need}`;
+    expect(fail(2048, 4096)).toContain(room);
+    expect(fail(2048, 4096)).not.toContain("MEMGATE_MAX_OUTPUT_TOKENS");
+    expect(fail(32_000, 1000)).toContain(`its answer room for ${need}, ${cap}`);
+    expect(fail(32_000, 1000)).not.toContain("MEMGATE_CONTEXT_TOKENS");
+    expect(fail(2048, 1000)).toContain(room);
+    expect(fail(2048, 1000)).toContain(`; and ${cap}`);
+    // The sizes it names are enough.
+    const needed = Number(/holds: set it to at least (\d+)/.exec(fail(2048, 1000))?.[1]);
+    expect(
+      fitSegment(segmentTemplate, checklist, big, { contextTokens: needed, maxOutputTokens: need }),
+    ).toHaveLength(1);
   });
 
   it("the summary prompt shows as many claims as leave its answer room, contested first, and names the rest as not shown", () => {
