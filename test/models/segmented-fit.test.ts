@@ -183,7 +183,7 @@ describe("segment sizing", () => {
   }
   const open = () => modelDeps("deterministic-v1").deps;
 
-  it("a log whose segments fit a large context is split further, never cut anew, in a small one", async () => {
+  it("a small context cuts a log into more segments, each fitting with the room its answer needs, its events all there in order", async () => {
     const { context, checklist } = await logContext("support-bot", events("support-bot", LOGS));
     const logEvents = segmentedEvents(context);
     const large = planSegments(segmentTemplate, checklist, logEvents, {
