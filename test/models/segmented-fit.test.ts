@@ -279,6 +279,12 @@ describe("segment sizing", () => {
       expect(answerTokens).toBeGreaterThanOrEqual(512);
       expect(rendered.prompt).toContain("host.h999.rack");
       expect(rendered.prompt).toContain("- (more claims are not shown)");
+      // The others in their order, from the first: a tail append leaves what is shown as it was.
+      const shown = [...rendered.prompt.matchAll(/- host\.h(\d+)\.rack \(settled\)/g)].map((m) =>
+        Number(m[1]),
+      );
+      expect(shown.length).toBeGreaterThan(10);
+      expect(shown).toEqual(Array.from({ length: shown.length }, (_, i) => i));
     }
     expect(() => fitSummary(summaryTemplate, claims, { contextTokens: 600, maxOutputTokens: 4096 })).toThrow(
       /the summary prompt needs \d+ tokens without a claim/,
