@@ -15,11 +15,11 @@ import {
 } from "./prompt-render.ts";
 
 /**
- * How a segmented generation sizes its prompts to the model's context (README "Segmented", CONTRACT
- * §5 "Sizing"). Every prompt is counted as rendered, and its answer may take what the context leaves
- * after it, at most MEMGATE_MAX_OUTPUT_TOKENS: a prompt fits when that room is at least the answer
- * it needs. A segment that does not fit is split in two until it fits, or until one event alone
- * cannot: then the error names the event and the context that would hold it.
+ * How a segmented generation sizes its prompts to the model's context (README "Segment sizes",
+ * CONTRACT §5 "Sizes"). Every prompt is counted as rendered, and its answer may take what the context
+ * leaves after it, at most MEMGATE_MAX_OUTPUT_TOKENS: a prompt fits when that room is at least the
+ * answer it needs. A segment that does not fit is split in two until it fits, or until one event
+ * alone cannot: then the error names the event and the sizes that would hold it.
  */
 
 /** Tokens each restated event adds to an answer beyond its text (key, derivedFrom, JSON). */
@@ -91,7 +91,7 @@ export function planSegments(
  * its share of a segment, or the segment is full. An event bigger than a segment is one of its own
  * (whether it fits is `fitSegment`'s to say).
  */
-export function cutSegments(
+function cutSegments(
   checklist: ReadonlyMap<string, readonly string[]>,
   events: readonly SequencedEvent[],
   limits: { inputTokens: number; outputTokens: number },
