@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
@@ -52,6 +52,30 @@ export const SUBJECT_EVENTS = [
   },
   { eventId: "e-7", kind: "task", trust: "user", text: "Send invoice INV-20931 by 2026-12-05." },
 ];
+
+/** The eight shared realistic logs, each `SUBJECT/events.jsonl` under LOGS. */
+export const LOGS = join(import.meta.dirname, "../fixtures/model-answers");
+export const LOG_SUBJECTS = [
+  "devops-ana",
+  "family-assistant",
+  "health-coach-sam",
+  "legal-team",
+  "pm-wei",
+  "research-lab",
+  "support-bot",
+  "travel-lin",
+];
+/** The four chat-heavy logs, under CHAT_LOGS. */
+export const CHAT_LOGS = join(import.meta.dirname, "../fixtures/chat-answers");
+export const CHAT_SUBJECTS = ["demo", "mb-emily", "mb-gary", "mb-leo"];
+
+/** A fixture log's events, as appended. */
+export function logEvents(subject: string, logs = LOGS): object[] {
+  return readFileSync(join(logs, subject, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line));
+}
 
 let counter = 0;
 

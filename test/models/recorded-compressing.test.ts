@@ -1,11 +1,17 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
 import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { modelDeps } from "./fixtures.ts";
+import {
+  CHAT_LOGS,
+  CHAT_SUBJECTS,
+  logEvents as events,
+  LOGS,
+  modelDeps,
+  LOG_SUBJECTS as SUBJECTS,
+} from "./fixtures.ts";
 
 /**
  * Real answers to the compressing prompts, replayed through the whole pipeline: consolidate-v3 (the
@@ -18,33 +24,13 @@ import { modelDeps } from "./fixtures.ts";
  * Seven of eight passed the gate on the first try; pm-wei's first answer restated a source's label
  * (agent:planner) as words no event holds, and its repair, also a real answer, was published.
  */
-const LOGS = join(import.meta.dirname, "../fixtures/model-answers");
-const CHAT_LOGS = join(import.meta.dirname, "../fixtures/chat-answers");
 const RECORDED = join(import.meta.dirname, "../fixtures/recorded-v3");
 const RECORDED_V4 = join(import.meta.dirname, "../fixtures/recorded-v4");
 const RECORDED_V5 = join(import.meta.dirname, "../fixtures/recorded-v5");
 const RECORDED_SEGMENTED = join(import.meta.dirname, "../fixtures/recorded-v3-segmented");
 
-const SUBJECTS = [
-  "devops-ana",
-  "family-assistant",
-  "health-coach-sam",
-  "legal-team",
-  "pm-wei",
-  "research-lab",
-  "support-bot",
-  "travel-lin",
-];
-
 /** Attempts each build took: every answer passed on the first try but one. */
 const ATTEMPTS: Record<string, number> = { "pm-wei": 2 };
-
-function events(subject: string, logs = LOGS) {
-  return readFileSync(join(logs, subject, "events.jsonl"), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line));
-}
 
 /** pm-wei's first answer restated its source's label (agent:planner) as words no event holds; its repair was published. */
 async function pmWeiRefusedFirst(recorded: string, options = {}) {
@@ -98,7 +84,6 @@ describe("real answers to consolidate-v3, replayed", () => {
  * beside its log's answers as request-v4.md): the eight shared logs and the four chat-heavy ones
  * (test/fixtures/chat-answers). Every one passed the gate on the first try.
  */
-const CHAT_SUBJECTS = ["demo", "mb-emily", "mb-gary", "mb-leo"];
 const ALL_LOGS = [
   ...SUBJECTS.map((subject) => [subject, LOGS] as const),
   ...CHAT_SUBJECTS.map((subject) => [subject, CHAT_LOGS] as const),

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
 import type { ModelSettings } from "#app/one-prompt.ts";
@@ -20,7 +18,7 @@ import {
   type ReceivedRequest,
   startModelServer,
 } from "#harness/model-servers.ts";
-import { modelDeps } from "./fixtures.ts";
+import { CHAT_LOGS, CHAT_SUBJECTS, logEvents as events, LOG_SUBJECTS, LOGS, modelDeps } from "./fixtures.ts";
 
 /**
  * Segmented builds in the small contexts local models run at (2,048 and 4,096 tokens), answers up
@@ -29,29 +27,11 @@ import { modelDeps } from "./fixtures.ts";
  * The model is honest and scripted over the real OpenAI wire: it restates exactly the events of the
  * prompt it is sent (parsed from the request), so plan, render, send, merge, gate and publish all run.
  */
-const LOGS = join(import.meta.dirname, "../fixtures/model-answers");
-const CHAT_LOGS = join(import.meta.dirname, "../fixtures/chat-answers");
-const SHARED = [
-  "devops-ana",
-  "family-assistant",
-  "health-coach-sam",
-  "legal-team",
-  "pm-wei",
-  "research-lab",
-  "support-bot",
-  "travel-lin",
-].map((subject) => [subject, LOGS] as const);
-const CHAT = ["demo", "mb-emily", "mb-gary", "mb-leo"].map((subject) => [subject, CHAT_LOGS] as const);
+const SHARED = LOG_SUBJECTS.map((subject) => [subject, LOGS] as const);
+const CHAT = CHAT_SUBJECTS.map((subject) => [subject, CHAT_LOGS] as const);
 
 const isSummary = (request: ReceivedRequest) => request.system.includes("SummaryAnswer");
 const HONEST_SUMMARY = { summary: "Memory notes are kept as stated." };
-
-function events(subject: string, logs: string) {
-  return readFileSync(join(logs, subject, "events.jsonl"), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line));
-}
 
 /** A runbook with one event too big for a 2,048-token context on its own. */
 const RUNBOOK = [
