@@ -179,7 +179,8 @@ async function locomoCommand(
     store: "embedded",
     home,
     model: args.model,
-    progress: () => {},
+    prompt: args.prompt,
+    progress: (line) => io.err(line),
   });
   try {
     const report = await evaluateLocomo(runtime.deps, conversations, {

@@ -98,6 +98,8 @@ export interface LocomoConsolidation {
 
 export interface LocomoReport {
   budget: number;
+  /** The consolidating prompt's version (`--prompt`). */
+  prompt: string;
   consolidations: LocomoConsolidation[];
   byCategory: Record<(typeof LOCOMO_CATEGORIES)[LocomoCategory] | "overall", LocomoFigures>;
   perQuestion: LocomoAnswer[];
@@ -157,7 +159,13 @@ export async function evaluateLocomo(
     await askAll(answers, material, options.answerModel, options, signal, progress);
     await gradeAll(answers, options.gradeModel, options, signal, progress);
   }
-  return { budget: options.budget, consolidations, byCategory: figures(answers), perQuestion: answers };
+  return {
+    budget: options.budget,
+    prompt: deps.prompt.version,
+    consolidations,
+    byCategory: figures(answers),
+    perQuestion: answers,
+  };
 }
 
 /** What recall serves for one question: its text (what the answer reads) and whether it cites evidence. */

@@ -184,6 +184,9 @@ describe("memgate eval --locomo", () => {
     expect(replayed.code, replayed.stderr).toBe(0);
     expect(JSON.parse(replayed.stdout)).toEqual(first);
     expect(server.requests.length).toBe(sent);
+    expect(first.prompt).toBe("consolidate-v5");
+    const v4 = await memgate([...args, "--prompt", "consolidate-v4"]);
+    expect(JSON.parse(v4.stdout).prompt).toBe("consolidate-v4");
     const table = await memgate(["eval", "--locomo", SAMPLE, "--budget", "300"]);
     expect(table.stdout).toMatch(/overall +4 +— +— +\d+ +\d+ +[\d.]+ +[\d.]+/);
   });
