@@ -1,0 +1,77 @@
+// LoCoMo beside full context, offline: `memgate eval --locomo` on the five shared conversations
+// (../shared/data/locomo/locomo5.json, or LOCOMO_FILE), the consolidation, the answers and the grades
+// replayed from the answers stand-in models wrote (bench/locomo/recorded, consolidate-v6). Goals
+// (issue: an agent answers from memgate as well as from the whole log): memgate's accuracy at least
+// full context's minus 3 points, temporal questions minus 5, at most 10 % of the tokens; and, with
+// no model at all (deterministic-v1, every turn cold), an evidence turn served for 85 % of questions.
+// Run: npx tsx --import ./scripts/text-imports.mjs bench/locomo.ts
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { LocomoReport } from "#eval/locomo.ts";
+import { BIN } from "#harness/cli.ts";
+import { record } from "./results.ts";
+
+const root = join(import.meta.dirname, "..");
+const file = process.env.LOCOMO_FILE ?? join(root, "..", "shared", "data", "locomo", "locomo5.json");
+const recorded = join(import.meta.dirname, "locomo", "recorded");
+
+function evaluate(args: string[]): LocomoReport {
+  const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, MEMGATE_CONTEXT_TOKENS: "200000", MEMGATE_MAX_OUTPUT_TOKENS: "32000" },
+  });
+  if (result.status !== 0)
+    throw new Error(`memgate eval --locomo failed (${result.status}): ${result.stderr}`);
+  return JSON.parse(result.stdout) as LocomoReport;
+}
+
+const pct = (x: number | null) => (x === null ? "—" : `${(100 * x).toFixed(1)} %`);
+
+if (!existsSync(file)) {
+  console.log(`LoCoMo: ${file} is not here (it is kept beside the project, not in it): skipped`);
+} else {
+  const plain = evaluate([]).byCategory.overall;
+  console.log(
+    `no model (deterministic-v1): evidence served for ${pct(plain.evidenceServed)} of ${plain.questions} questions, ${plain.memoryTokens.toFixed(0)} tokens a question (${pct(plain.tokenRatio)} of the whole conversation)`,
+  );
+  record({
+    bench: "locomo-evidence",
+    measures:
+      "LoCoMo (5 conversations, 762 questions): questions whose served text (deterministic-v1, the question as query, 1,500-token text budget) cites an evidence turn",
+    figure: `${pct(plain.evidenceServed)}, ${plain.memoryTokens.toFixed(0)} tokens a question (${pct(plain.tokenRatio)} of full context)`,
+    goal: "≥ 85 %",
+    met: plain.evidenceServed >= 0.85,
+  });
+  if (!existsSync(recorded) || readdirSync(recorded).length === 0) {
+    console.log("no recorded answers in bench/locomo/recorded: accuracy not measured");
+  } else {
+    const model = `replay:${recorded}`;
+    const report = evaluate([
+      "--prompt",
+      "consolidate-v6",
+      "--model",
+      model,
+      "--answer-model",
+      model,
+      "--judge-model",
+      model,
+    ]);
+    for (const [name, f] of Object.entries(report.byCategory))
+      console.log(
+        `  ${name.padEnd(12)} ${String(f.questions).padStart(4)}  memgate ${pct(f.memoryAccuracy).padStart(7)}  full ${pct(f.fullAccuracy).padStart(7)}  tokens ${f.memoryTokens.toFixed(0)} / ${f.fullTokens.toFixed(0)} (${pct(f.tokenRatio)})  evidence ${pct(f.evidenceServed)}`,
+      );
+    const { overall, temporal } = report.byCategory;
+    const gap = ((overall.memoryAccuracy ?? 0) - (overall.fullAccuracy ?? 0)) * 100;
+    const temporalGap = ((temporal.memoryAccuracy ?? 0) - (temporal.fullAccuracy ?? 0)) * 100;
+    record({
+      bench: "locomo-accuracy",
+      measures:
+        "LoCoMo (5 conversations, 762 questions), recorded stand-in answers replayed: accuracy answering from what recall serves (budget 1,500) beside the whole conversation, same answering model and judge",
+      figure: `memgate ${pct(overall.memoryAccuracy)} vs full ${pct(overall.fullAccuracy)} (${gap.toFixed(1)} points); temporal ${pct(temporal.memoryAccuracy)} vs ${pct(temporal.fullAccuracy)} (${temporalGap.toFixed(1)}); tokens ${pct(overall.tokenRatio)} of full context; consolidations first try ${report.consolidations.filter((c) => c.firstTryPass).length}/${report.consolidations.length}`,
+      goal: "≥ full − 3 points; temporal ≥ full − 5; ≤ 10 % of the tokens",
+      met: gap >= -3 && temporalGap >= -5 && overall.tokenRatio <= 0.1,
+    });
+  }
+}
