@@ -45,12 +45,16 @@ export function checkClaim(check: CandidateCheck, claim: Claim, index: number): 
     matched ||= exact;
     if (sawKey && !exact) reportBentSource(check, claim, index, source, entries);
   }
-  if (matched || sameKeySeen) return;
+  if (sameKeySeen && !matched) return;
   const where = `claims[${index}]`;
   // In log order, so the event a reason names never depends on how derivedFrom was ordered.
   const sources = claim.derivedFrom
     .filter((id) => check.context.selection.validIds.has(id))
     .sort((a, b) => check.sequenceOf(a) - check.sequenceOf(b));
+  if (matched) {
+    restateCitedText(check, claim, where, sources);
+    return;
+  }
 
   const holders = check.context.holdersByKeyScope
     .get(key, scope)
@@ -108,6 +112,34 @@ export function checkClaim(check: CandidateCheck, claim: Claim, index: number): 
     scope,
     sources[0] ?? null,
     `${where} (${key} = ${describeValue(claim.value)}, ${polarity}): ${basis}`,
+  );
+}
+
+/**
+ * A claim that restates an assertion and also names free-text sources restates those too: its
+ * `text` and its value together (CONTRACT §4b "A value is not repeated in text": a number, date or
+ * id of theirs that the value holds needs no repeating in the text). Its text may hold the cue
+ * words of every source it names.
+ */
+function restateCitedText(
+  check: CandidateCheck,
+  claim: Claim,
+  where: string,
+  sources: readonly string[],
+): void {
+  const events = sources.map((id) => check.context.eventsById.get(id) as SequencedEvent);
+  const textSources = events.filter(isTextOnly);
+  if (textSources.length === 0) return;
+  const text = claim.text ?? "";
+  recordRestatement(
+    check,
+    text,
+    textSources,
+    events,
+    text === "" ? where : `${where}.text`,
+    claim.key,
+    claim.scope,
+    [claim.value],
   );
 }
 

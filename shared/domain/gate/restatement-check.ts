@@ -1,8 +1,9 @@
 import type { TextMentions } from "../mentions.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, monthDayOf, noCues } from "../mentions.ts";
 import { contributesMentions, eventMentions } from "../must-preserve.ts";
-import type { SequencedEvent } from "../schemas.ts";
+import type { SequencedEvent, ValueData } from "../schemas.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
+import { heldByValues, valuesHold } from "./value-holds.ts";
 
 /**
  * Free-text restatements (CONTRACT §4b "Split and merged restatements"): the texts restating
@@ -11,10 +12,18 @@ import type { CandidateCheck } from "./candidate-check.ts";
  * sources and texts (a small union-find), so a split or a merge is checked as a whole.
  */
 
-/** A claim's `{text}` value or a pending item's text over the text-only sources it names. */
+/**
+ * A claim's `{text}` value or a pending item's text over the text-only sources it names, or the
+ * `text` of a structured claim that also names text-only sources (its value beside it).
+ */
 export interface Restatement {
   text: string;
   written: TextMentions;
+  /**
+   * The structured value of the claim it belongs to, when that claim restates an assertion: what
+   * the value holds needs no repeating in the text (CONTRACT §4b "A value is not repeated").
+   */
+  values: readonly ValueData[];
   /** The contributing sources it restates: what they hold must be kept. */
   sources: readonly SequencedEvent[];
   /** Every free-text source it names: the cue words it may hold (a merge keeps the others' too). */
@@ -25,10 +34,11 @@ export interface Restatement {
 }
 
 /**
- * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text):
- * `restated` are the sources it restates (the contributing ones among them must be kept), `cited`
- * every text-only source it names. Restatements are checked together by `checkRestatementParts`,
- * since honest models split one source into several texts and merge several sources into one.
+ * Records a text restating text-only sources (a claim's `{text}` value, a pending item's text, a
+ * structured claim's `text` with its value): `restated` are the sources it restates (the
+ * contributing ones among them must be kept), `cited` every source whose cue words it may hold.
+ * Restatements are checked together by `checkRestatementParts`, since honest models split one
+ * source into several texts and merge several sources into one.
  */
 export function recordRestatement(
   check: CandidateCheck,
@@ -38,6 +48,7 @@ export function recordRestatement(
   where: string,
   key: string | null,
   scope: string | null,
+  values: readonly ValueData[] = [],
 ): Restatement | null {
   const contributing = restated.filter(contributesMentions);
   for (const source of contributing)
@@ -46,6 +57,7 @@ export function recordRestatement(
   const restatement = {
     text,
     written: check.mentionsIn(text),
+    values,
     sources: contributing,
     cited,
     where,
@@ -106,7 +118,10 @@ function checkRestatementGraph(check: CandidateCheck, restatements: readonly Res
   for (const { texts, sources } of parts.values()) checkPart(check, texts, [...sources.values()]);
 }
 
-/** One connected part: every source mention kept by some text, each cue class summed alike. */
+/**
+ * One connected part: every source mention kept by some text (or by the structured value of a
+ * claim among them), each cue class summed alike.
+ */
 function checkPart(
   check: CandidateCheck,
   texts: readonly Restatement[],
@@ -125,6 +140,8 @@ function checkPart(
       if (mention.kind === "date")
         for (const number of mention.range ?? []) writtenKeys.add(mentionKey(number));
     }
+  const values = texts.flatMap((text) => text.values);
+  const valueHeld = values.length > 0 ? heldByValues(values) : null;
   const requiredKeys = new Set<string>();
   const required = noCues();
   for (const source of sources) {
@@ -138,6 +155,7 @@ function checkPart(
       if (writtenKeys.has(mentionKey(mention))) continue;
       if (mention.kind === "date" && mention.range?.every((number) => writtenKeys.has(mentionKey(number))))
         continue;
+      if (valueHeld !== null && valuesHold(values, valueHeld, mention)) continue;
       const changed = texts
         .filter((text) => text.sources.includes(source))
         .flatMap((text) => text.written.mentions.map((other) => ({ text, other })))

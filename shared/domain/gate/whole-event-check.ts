@@ -1,11 +1,12 @@
 import type { Mention } from "../mentions.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES, type CueClass, extractMentions, mentionsToKeep } from "../mentions.ts";
 import { eventMentions, isWholeEvent } from "../must-preserve.ts";
-import type { SequencedEvent } from "../schemas.ts";
+import type { SequencedEvent, ValueData } from "../schemas.ts";
 import { isOpenTask, isTextOnly } from "../selector.ts";
 import { contentWords } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { type HeldTokens, holdMentions, holdsMention, holdValue } from "./context.ts";
+import { wallTimeHeld } from "./value-holds.ts";
 
 /**
  * Whole events with assertions (CONTRACT §4b "Whole-event text"): a constraint, permission,
@@ -42,6 +43,7 @@ function requiredMentions(event: SequencedEvent): Mention[] {
   // Cut at sentence ends by punctuation: ICU keeps "sustained. 800 ms would..." as one sentence.
   const sentences = (event.text ?? "").split(SENTENCE_END).filter((sentence) => sentence.trim() !== "");
   const values: HeldTokens = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  const assertionValues = (event.assertions ?? []).map((assertion) => assertion.value);
   const keyWords: Array<readonly string[]> = [];
   for (const assertion of event.assertions ?? []) {
     holdValue(values, assertion.value);
@@ -66,7 +68,7 @@ function requiredMentions(event: SequencedEvent): Mention[] {
     stating.size === 0
       ? [...eventMentions(event).mentions]
       : sentences.flatMap((sentence, index) => (stating.has(index) ? withoutOldValues(sentence) : []))
-  ).filter((mention) => !holdsMention(values, mention));
+  ).filter((mention) => !holdsMention(values, mention) && !wallTimeHeld(assertionValues, mention));
   requiredCache.set(event, required);
   return required;
 }
@@ -106,6 +108,8 @@ export function wholeEventKeeps(event: SequencedEvent): { mentions: Mention[]; c
 /** What the candidate says of one event: its claims' values, names and texts, its pending items. */
 interface Restating {
   held: HeldTokens;
+  /** The structured values of the claims deriving from it (a value is not repeated in text). */
+  values: ValueData[];
   /** Claim keys and scopes split into their parts, lower-cased (`oncall.ack_sla.sev2` gives sev2). */
   nameParts: Set<string>;
   texts: string[];
@@ -159,6 +163,7 @@ function restatingByEvent(check: CandidateCheck): Map<string, Restating> {
     if (!found) {
       found = {
         held: { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() },
+        values: [],
         nameParts: new Set(),
         texts: [],
         names: [],
@@ -177,6 +182,7 @@ function restatingByEvent(check: CandidateCheck): Map<string, Restating> {
       const said = entry(eventId);
       said.where.push(`claims[${index}]`);
       holdValue(said.held, claim.value);
+      said.values.push(claim.value);
       for (const name of [claim.key, claim.scope]) {
         said.held.ids.add(name);
         said.names.push(name);
@@ -209,7 +215,7 @@ const NAME_PARTS = /[:/._@-]/u;
  * happened (its provenance says when).
  */
 function keeps(said: Restating, event: SequencedEvent, mention: Mention): boolean {
-  if (holdsMention(said.held, mention)) return true;
+  if (holdsMention(said.held, mention) || wallTimeHeld(said.values, mention)) return true;
   // Or as a bare number: a structured value's unit was compared with the assertion's already
   // (2,800元 is kept by {2800 CNY/person-day}).
   if (mention.kind === "number") return said.held.numbers.has(mention.number);
