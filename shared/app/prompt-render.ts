@@ -1,7 +1,14 @@
 import { type GateContext, type GateReason, wholeEventKeeps } from "#domain/gate/index.ts";
 import { canonicalJson, sha256 } from "#domain/hashing.ts";
-import { CUE_CLASSES, CUE_PHRASES, type CueClass, type CueCounts, countCues } from "#domain/mentions.ts";
-import type { MustPreserveItem } from "#domain/must-preserve.ts";
+import {
+  CUE_CLASSES,
+  CUE_PHRASES,
+  type CueClass,
+  type CueCounts,
+  countCues,
+  hasCues,
+} from "#domain/mentions.ts";
+import { contributesMentions, eventMentions, type MustPreserveItem } from "#domain/must-preserve.ts";
 import type { Claim, SequencedEvent } from "#domain/schemas.ts";
 import { type ConflictPosition, isOpenTask } from "#domain/selector.ts";
 import { countTokens } from "#domain/tokens.ts";
@@ -81,17 +88,73 @@ const WORDED_TEMPLATES = new Set([
   "segment-v2",
 ]);
 
-export function checklistWording(template: Prompt): ChecklistWording {
-  return WORDED_TEMPLATES.has(template.version) ? "words" : "classes";
+/**
+ * How a template's checklist is drawn: its wording, and whether it lists the must-preserve set as
+ * the gate draws it now (`seedSet`) or as the gate drew it when the template's answers were
+ * recorded. Recorded answers replay by the hash of the prompt they answered, so a template's
+ * rendered bytes never change: consolidate-v1 … v6 and segment-v1, v2 also list, as they did, every
+ * fact or preference carrying any cue word (since issue 38 only a number, date, id or negation makes
+ * one must-preserve: `mustRestateText`). A template written after them lists the set as it is.
+ */
+export interface ChecklistStyle {
+  wording: ChecklistWording;
+  seedSet: boolean;
+}
+
+const RECORDED_TEMPLATES = new Set([
+  "consolidate-v1",
+  "consolidate-v2",
+  "consolidate-v3",
+  "consolidate-v4",
+  "consolidate-v5",
+  "consolidate-v6",
+  "segment-v1",
+  "segment-v2",
+]);
+
+export function checklistStyle(template: Prompt): ChecklistStyle {
+  return {
+    wording: WORDED_TEMPLATES.has(template.version) ? "words" : "classes",
+    seedSet: !RECORDED_TEMPLATES.has(template.version),
+  };
+}
+
+const RECORDED_STYLE: ChecklistStyle = { wording: "classes", seedSet: false };
+
+/**
+ * The must-preserve items a checklist lists: the set, and for a template drawn before the set
+ * followed the seed, a text item for every fact or preference whose text carries a cue word.
+ */
+function checklistItems(context: GateContext, style: ChecklistStyle): MustPreserveItem[] {
+  if (style.seedSet) return context.mustPreserve;
+  const listed = new Set(
+    context.mustPreserve.flatMap((item) => (item.kind === "text" ? [item.eventId] : [])),
+  );
+  const formerly: MustPreserveItem[] = [];
+  for (const event of context.selection.validInputs) {
+    if (listed.has(event.eventId) || !contributesMentions(event)) continue;
+    const { mentions, negationCues, cues } = eventMentions(event);
+    if (hasCues(cues))
+      formerly.push({
+        kind: "text",
+        itemId: `${event.eventId}#text`,
+        eventId: event.eventId,
+        mentions,
+        negationCues,
+        cues,
+      });
+  }
+  return formerly.length === 0 ? context.mustPreserve : [...context.mustPreserve, ...formerly];
 }
 
 /** The must-preserve items of each event, one line each, in the order the set lists them. */
 export function checklistByEvent(
   context: GateContext,
-  wording: ChecklistWording = "classes",
+  style: ChecklistStyle = RECORDED_STYLE,
 ): Map<string, string[]> {
+  const { wording } = style;
   const byEvent = new Map<string, string[]>();
-  for (const item of context.mustPreserve) {
+  for (const item of checklistItems(context, style)) {
     if (item.kind === "conflict") continue;
     const line = checklistLine(item, wording, context.eventsById.get(item.eventId)?.text ?? "");
     const lines = byEvent.get(item.eventId);
@@ -131,9 +194,10 @@ function wholeEventKeepsLine(event: SequencedEvent): string {
  */
 export function segmentChecklistByEvent(
   context: GateContext,
-  wording: ChecklistWording = "classes",
+  style: ChecklistStyle = RECORDED_STYLE,
 ): Map<string, string[]> {
-  const byEvent = checklistByEvent(context, wording);
+  const { wording } = style;
+  const byEvent = checklistByEvent(context, style);
   for (const event of context.selection.validInputs) {
     if (!event.assertions || event.assertions.length === 0) continue;
     byEvent.set(event.eventId, [
@@ -357,10 +421,11 @@ export function renderConsolidation(
   options: { budget?: number | undefined; repair?: RepairRequest | undefined } = {},
 ): RenderedPrompt {
   const inputs = context.selection.validInputs;
+  const style = checklistStyle(template);
   const prompt = fillTemplate(template, {
     validIds: inputs.length > 0 ? inputs.map((event) => event.eventId).join(", ") : "(none)",
     inputs: lines(inputs.map((event) => eventLine(event))),
-    checklist: lines(checklistOf(inputs, checklistByEvent(context, checklistWording(template)))),
+    checklist: lines(checklistOf(inputs, checklistByEvent(context, style))),
     conflicts: lines(conflictLines(context)),
     // Templates before consolidate-v3 have no {{readings}}: they render as they always did.
     readings: lines(readingLines(context)),
@@ -372,7 +437,7 @@ export function renderConsolidation(
       options.budget === undefined
         ? "There is no fixed budget, but the answer is what an agent reads in place of these events every time: aim for at most a third of the inputs' length, as short as these rules allow."
         : `The answer must fit ${options.budget} tokens (cl100k_base, coldRefs not counted): shorten the wording and leave more of what no later step needs cold; never drop a checklist item.`,
-    words: wordTargetLine(context),
+    words: wordTargetLine(context, style),
     cueWords: cueWordLines(),
     repair: repairSection(options.repair),
   });
@@ -392,8 +457,10 @@ function wordCount(text: string): number {
  * of its words; an event whose assertions the checklist names keeps in text only what they leave
  * out: 0.2; any other input 0.1 (most are left cold).
  */
-function wordTargetLine(context: GateContext): string {
-  const named = new Set(context.mustPreserve.flatMap((item) => ("eventId" in item ? [item.eventId] : [])));
+function wordTargetLine(context: GateContext, style: ChecklistStyle): string {
+  const named = new Set(
+    checklistItems(context, style).flatMap((item) => ("eventId" in item ? [item.eventId] : [])),
+  );
   let all = 0;
   let target = 0;
   for (const event of context.selection.validInputs) {

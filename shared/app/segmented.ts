@@ -22,7 +22,7 @@ import {
 } from "./model-output.ts";
 import { ask, type ModelSettings } from "./one-prompt.ts";
 import {
-  checklistWording,
+  checklistStyle,
   RENDERER_VERSION,
   type RenderedPrompt,
   segmentChecklistByEvent,
@@ -82,7 +82,7 @@ function templatesFor(request: ModelRequest) {
   return {
     segmentTemplate,
     summaryTemplate: loadPrompt(summary),
-    checklist: segmentChecklistByEvent(request.context, checklistWording(segmentTemplate)),
+    checklist: segmentChecklistByEvent(request.context, checklistStyle(segmentTemplate)),
   };
 }
 

@@ -1,12 +1,6 @@
 import { positionKey } from "./conflicts.ts";
 import { budgetTokens, type GateContext } from "./gate/index.ts";
-import { hasCues } from "./mentions.ts";
-import {
-  contributesMentions,
-  eventMentions,
-  isMustPreserveAssertion,
-  isWholeEvent,
-} from "./must-preserve.ts";
+import { isMustPreserveAssertion, isWholeEvent, mustRestateText } from "./must-preserve.ts";
 import type { Claim, ConsolidationOutput, Polarity, SequencedEvent, ValueData } from "./schemas.ts";
 import { compareStrings, isOpenTask, isTextOnly, keyScope } from "./selector.ts";
 import { canonicalValue } from "./values.ts";
@@ -130,7 +124,6 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
     }
     keepWholeEventText(event, eventDrafts);
     if (isTextOnly(event) && !isOpenTask(event) && event.kind !== "note" && event.kind !== "task") {
-      const { mentions, cues } = eventMentions(event);
       drafts.push({
         claim: {
           key: `memory:${event.eventId}`,
@@ -140,8 +133,7 @@ function claimDrafts(context: GateContext): ClaimDraft[] {
           status: "settled",
           derivedFrom: [event.eventId],
         },
-        required:
-          isWholeEvent(event) || (contributesMentions(event) && (mentions.length > 0 || hasCues(cues))),
+        required: isWholeEvent(event) || mustRestateText(event),
         value: eventValue(event, false),
         fromText: true,
       });

@@ -47,9 +47,28 @@ export function isWholeEvent(event: SequencedEvent): boolean {
   return MUST_PRESERVE_KINDS.has(event.kind);
 }
 
-/** Whether a text-only event's numbers, dates, ids and negation cues must be kept. */
+/**
+ * Whether a text-only event's numbers, dates, ids and cue words are kept by every text restating
+ * it (CONTRACT §2): facts, preferences, the whole-event kinds and open tasks, not notes or done
+ * tasks.
+ */
 export function contributesMentions(event: SequencedEvent): boolean {
   return isTextOnly(event) && (CONTRIBUTING_KINDS.has(event.kind) || isOpenTask(event));
+}
+
+/**
+ * Whether a text-only event must be restated at all (CONTRACT §2, as the seed draws the set: exact
+ * numbers, dates, entity ids and negated facts; issue 38). A constraint, permission, decision or
+ * open task always is (with every cue of its text); a fact or preference only when its text holds
+ * a number, date or id, or a negation. Its other cue words (modality, quantities, conditions, bounds,
+ * time) bind a text that restates it, but force no restatement: "I can try some pottery" may go
+ * cold, where it stays searchable; "I can't eat peanuts" may not.
+ */
+export function mustRestateText(event: SequencedEvent): boolean {
+  if (!contributesMentions(event)) return false;
+  const { mentions, cues } = eventMentions(event);
+  if (mentions.length > 0 || cues.negation > 0) return true;
+  return (isWholeEvent(event) || isOpenTask(event)) && hasCues(cues);
 }
 
 /** Whether an assertion of this event must be kept by some claim. */
@@ -127,17 +146,16 @@ export function mustPreserveSet(selection: Selection): MustPreserveItem[] {
         eventId: event.eventId,
         text: event.text ?? "",
       });
-    if (contributesMentions(event)) {
+    if (mustRestateText(event)) {
       const { mentions, negationCues, cues } = eventMentions(event);
-      if (mentions.length > 0 || hasCues(cues))
-        items.push({
-          kind: "text",
-          itemId: `${event.eventId}#text`,
-          eventId: event.eventId,
-          mentions,
-          negationCues,
-          cues,
-        });
+      items.push({
+        kind: "text",
+        itemId: `${event.eventId}#text`,
+        eventId: event.eventId,
+        mentions,
+        negationCues,
+        cues,
+      });
     }
   }
   for (const conflict of selection.conflicts) items.push(conflictItem(conflict));

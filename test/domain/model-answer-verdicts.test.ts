@@ -55,14 +55,9 @@ const CHAT_REFUSED: Record<string, string[]> = {
   "mb-gary": [],
   // "Thought about publishing" for "I have thought about it": a word no source holds.
   "mb-leo": ["unsupported-claim leo-2023-04-27-4-u"],
-  // User turns logged as facts carry cues ("some", "if", "No problem"), so none may go cold.
-  "mb-emily": [
-    "missing emily-2023-04-28-1-u",
-    "missing emily-2023-04-28-3-u",
-    "missing emily-2023-04-29-5-u",
-    "missing emily-2023-05-02-1-u",
-    "missing emily-2023-05-02-2-u",
-  ],
+  // A user turn logged as a fact holds a negation ("No problem"), so it may not go cold; the four
+  // others left cold hold only "some", "can", "if": since issue 38 they may (CONTRACT §2).
+  "mb-emily": ["missing emily-2023-04-29-5-u"],
 };
 
 const SUBJECTS = readdirSync(DIR, { withFileTypes: true })
