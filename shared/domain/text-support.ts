@@ -164,6 +164,55 @@ function reduce(word: string): string {
 }
 
 const HAS_CJK = /[\u3400-\u9fff\uf900-\ufaff]/u;
+/** A run of Han characters. */
+const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/gu;
+const ALL_HAN = /^[\u3400-\u9fff\uf900-\ufaff]+$/u;
+/** Marks a Han unit in a support set, so it never equals a word. */
+const HAN_UNIT = "\u0001";
+
+/**
+ * The units a Han word is compared by (CONTRACT §4b "Chinese without segmentation"): its character
+ * pairs in order, or its one character. Intl.Segmenter cuts the same Han text differently in
+ * different contexts (急事 in "有急事", 急 + 事先 in "有急事先走了"), so Han words are compared by
+ * what they write, never by how the dictionary cut them.
+ */
+function hanUnits(word: string): string[] {
+  const chars = [...word];
+  if (chars.length === 1) return [`${HAN_UNIT}${word}`];
+  const units: string[] = [];
+  for (let i = 0; i + 1 < chars.length; i++) units.push(`${HAN_UNIT}${chars[i]}${chars[i + 1]}`);
+  return units;
+}
+
+/** The units of every Han run of a (normalised, lower-cased) text: each character and each pair. */
+function hanUnitsOfText(text: string): string[] {
+  const units: string[] = [];
+  for (const [run] of text.matchAll(HAN_RUN)) {
+    const chars = [...run];
+    for (const [i, char] of chars.entries()) {
+      units.push(`${HAN_UNIT}${char}`);
+      if (i + 1 < chars.length) units.push(`${HAN_UNIT}${char}${chars[i + 1]}`);
+    }
+  }
+  return units;
+}
+
+/**
+ * Whether a support set holds a content word: the word itself, or for a Han word, every one of its
+ * units (the supporting texts write its characters in its order, however they were segmented).
+ */
+export function supportsWord(support: ReadonlySet<string>, word: string): boolean {
+  if (support.has(word)) return true;
+  return ALL_HAN.test(word) && hanUnits(word).every((unit) => support.has(unit));
+}
+
+/**
+ * The units by which a content word is looked up in an index of supporting texts' words: the word
+ * itself, or a Han word's units (all must be held).
+ */
+export function lookupUnits(word: string): readonly string[] {
+  return ALL_HAN.test(word) ? hanUnits(word) : [word];
+}
 const LATIN_WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
 /**
  * The words of a (normalised, lower-cased) text. Text with Chinese goes through Intl.Segmenter's
@@ -247,7 +296,7 @@ export function eventWords(event: SequencedEvent): Set<string> {
     }
     if (event.source) names.push(event.source);
     words = new Set([
-      ...texts.flatMap((text) => wordsOf(withoutMentions(normalise(text)))),
+      ...texts.flatMap((text) => supportingWordsOf(text)),
       ...names.flatMap((name) =>
         wordsOf(
           normalise(name)
@@ -269,6 +318,16 @@ function wordsOf(text: string): string[] {
   return words;
 }
 
+/**
+ * What a text offers as support: its reduced words and the units of its Han runs (numbers, dates
+ * and ids blanked out first, as they are in the texts it supports).
+ */
+export function supportingWordsOf(text: string): string[] {
+  const prose = withoutMentions(normalise(text)).toLowerCase();
+  const words = wordsOf(prose);
+  return HAS_CJK.test(prose) ? [...words, ...hanUnitsOfText(prose)] : words;
+}
+
 export interface Support {
   /** Share of the text's content words found among the supporting words (1 when it has none). */
   ratio: number;
@@ -282,7 +341,7 @@ export function supportOf(
 ): Support {
   const words = contentWords(text, mentions);
   if (words.length === 0) return { ratio: 1, unsupported: [] };
-  const unsupported = words.filter((word) => !support.has(word));
+  const unsupported = words.filter((word) => !supportsWord(support, word));
   return { ratio: (words.length - unsupported.length) / words.length, unsupported };
 }
 

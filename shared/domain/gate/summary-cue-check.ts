@@ -7,7 +7,7 @@ import {
 } from "../must-preserve.ts";
 import type { SequencedEvent } from "../schemas.ts";
 import { isOpenTask } from "../selector.ts";
-import { contentWords, sentencesOf } from "../text-support.ts";
+import { contentWords, lookupUnits, sentencesOf, supportingWordsOf } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import type { GateContext } from "./context.ts";
 import { shorten } from "./report.ts";
@@ -84,10 +84,11 @@ function droppedCues(
 ): { eventIds: string[]; classes: CueClass[] } | null {
   const words = contentWords(clause);
   if (words.length < MIN_SHARED_WORDS) return null;
-  // Shared words per source through the word index: never a scan of every source per clause.
+  // Shared words per source through the word index: never a scan of every source per clause. A
+  // Han word is shared by the sources writing all its units (however their text was segmented).
   const shared = new Map<Source, number>();
   for (const word of words)
-    for (const source of sources.get(word) ?? []) shared.set(source, (shared.get(source) ?? 0) + 1);
+    for (const source of holdersOf(sources, word)) shared.set(source, (shared.get(source) ?? 0) + 1);
   let best: Source[] = [];
   let most = 0;
   for (const [source, count] of shared) {
@@ -105,7 +106,16 @@ function droppedCues(
   return classes.length === 0 ? null : { eventIds: best.map((source) => source.event.eventId), classes };
 }
 
-/** The must-preserve sources, by each of their content words. */
+/** The sources holding every unit of a word (`lookupUnits`), each once. */
+function holdersOf(sources: SourceIndex, word: string): readonly Source[] {
+  const [first, ...rest] = lookupUnits(word);
+  const holders = sources.get(first as string) ?? [];
+  if (rest.length === 0 || holders.length === 0) return holders;
+  const others = rest.map((unit) => new Set(sources.get(unit) ?? []));
+  return holders.filter((source) => others.every((set) => set.has(source)));
+}
+
+/** The must-preserve sources, by each of their content words (and Han units). */
 type SourceIndex = Map<string, Source[]>;
 
 const sourcesByContext = new WeakMap<GateContext, SourceIndex>();
@@ -125,7 +135,7 @@ function mustPreserveSourcesOf(context: GateContext): SourceIndex {
         const { cues } = eventMentions(event);
         return {
           event,
-          words: new Set(contentWords(event.text ?? "")),
+          words: new Set(supportingWordsOf(event.text ?? "")),
           classes: CUE_CLASSES.filter((cls) => cues[cls] > 0),
         };
       });

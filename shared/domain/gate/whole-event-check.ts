@@ -3,7 +3,7 @@ import { CUE_CLASS_NAMES, CUE_CLASSES, type CueClass, extractMentions, mentionsT
 import { eventMentions, isWholeEvent } from "../must-preserve.ts";
 import type { SequencedEvent, ValueData } from "../schemas.ts";
 import { isOpenTask, isTextOnly } from "../selector.ts";
-import { contentWords } from "../text-support.ts";
+import { contentWords, supportingWordsOf, supportsWord } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { type HeldTokens, holdMentions, holdsMention, holdValue } from "./context.ts";
 import { wallTimeHeld } from "./value-holds.ts";
@@ -241,9 +241,9 @@ function coverageOf(text: string, said: Restating): { ratio: number; lost: strin
   const source = contentWords(text);
   if (source.length === 0) return { ratio: 1, lost: [] };
   const kept = new Set([
-    ...said.texts.flatMap((t) => contentWords(t)),
+    ...said.texts.flatMap((t) => supportingWordsOf(t)),
     ...contentWords(said.names.map((name) => name.split(NAME_PARTS).join(" ")).join(" ")),
   ]);
-  const lost = source.filter((word) => !kept.has(word));
+  const lost = source.filter((word) => !supportsWord(kept, word));
   return { ratio: (source.length - lost.length) / source.length, lost };
 }
