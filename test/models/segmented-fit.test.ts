@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
 import type { ModelSettings } from "#app/one-prompt.ts";
-import { checklistWording, promptTokens, segmentChecklistByEvent } from "#app/prompt-render.ts";
+import { checklistStyle, promptTokens, segmentChecklistByEvent } from "#app/prompt-render.ts";
 import { loadPrompt, segmentedTemplates } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { answerNeed, answerRoom, fitSegment, fitSummary, planSegments } from "#app/segment-plan.ts";
@@ -159,7 +159,7 @@ describe("segment sizing", () => {
     await appendEvents(deps, subject, log);
     const snapshot = await takeSnapshot(deps, subject);
     const { context } = await readInputs(deps, subject, snapshot.highWater);
-    return { context, checklist: segmentChecklistByEvent(context, checklistWording(segmentTemplate)) };
+    return { context, checklist: segmentChecklistByEvent(context, checklistStyle(segmentTemplate)) };
   }
   const open = () => modelDeps("deterministic-v1").deps;
 
