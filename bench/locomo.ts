@@ -15,6 +15,8 @@ import { record } from "./results.ts";
 const root = join(import.meta.dirname, "..");
 const file = process.env.LOCOMO_FILE ?? join(root, "..", "shared", "data", "locomo", "locomo5.json");
 const recorded = join(import.meta.dirname, "locomo", "recorded");
+// The recorded answers answer every EVERY-th question of each conversation (memgate eval --every).
+const EVERY = process.env.LOCOMO_EVERY ?? "4";
 
 function evaluate(args: string[]): LocomoReport {
   const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
@@ -57,18 +59,19 @@ if (!existsSync(file)) {
       model,
       "--judge-model",
       model,
+      "--every",
+      EVERY,
     ]);
     for (const [name, f] of Object.entries(report.byCategory))
       console.log(
-        `  ${name.padEnd(12)} ${String(f.questions).padStart(4)}  memgate ${pct(f.memoryAccuracy).padStart(7)}  full ${pct(f.fullAccuracy).padStart(7)}  tokens ${f.memoryTokens.toFixed(0)} / ${f.fullTokens.toFixed(0)} (${pct(f.tokenRatio)})  evidence ${pct(f.evidenceServed)}`,
+        `  ${name.padEnd(12)} ${String(f.judged).padStart(4)}  memgate ${pct(f.memoryAccuracy).padStart(7)}  full ${pct(f.fullAccuracy).padStart(7)}  tokens ${f.memoryTokens.toFixed(0)} / ${f.fullTokens.toFixed(0)} (${pct(f.tokenRatio)})  evidence ${pct(f.evidenceServed)}`,
       );
     const { overall, temporal } = report.byCategory;
     const gap = ((overall.memoryAccuracy ?? 0) - (overall.fullAccuracy ?? 0)) * 100;
     const temporalGap = ((temporal.memoryAccuracy ?? 0) - (temporal.fullAccuracy ?? 0)) * 100;
     record({
       bench: "locomo-accuracy",
-      measures:
-        "LoCoMo (5 conversations, 762 questions), recorded stand-in answers replayed: accuracy answering from what recall serves (budget 1,500) beside the whole conversation, same answering model and judge",
+      measures: `LoCoMo (5 conversations, ${report.byCategory.overall.judged} of 762 questions: every ${report.every}th of each conversation), recorded stand-in answers replayed: accuracy answering from what recall serves (budget 1,500) beside the whole conversation, same answering model and judge`,
       figure: `memgate ${pct(overall.memoryAccuracy)} vs full ${pct(overall.fullAccuracy)} (${gap.toFixed(1)} points); temporal ${pct(temporal.memoryAccuracy)} vs ${pct(temporal.fullAccuracy)} (${temporalGap.toFixed(1)}); tokens ${pct(overall.tokenRatio)} of full context; consolidations first try ${report.consolidations.filter((c) => c.firstTryPass).length}/${report.consolidations.length}`,
       goal: "≥ full − 3 points; temporal ≥ full − 5; ≤ 10 % of the tokens",
       met: gap >= -3 && temporalGap >= -5 && overall.tokenRatio <= 0.1,

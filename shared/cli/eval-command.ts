@@ -14,7 +14,7 @@ import { EXIT, UsageError } from "./output.ts";
 
 export const EVAL_USAGE = `memgate eval --dataset FILE.jsonl [--gold FILE.jsonl] [--sample N] [--seed S] [--model NAME] [--json]
 memgate eval --locomo FILE.json [--conversations ID,ID] [--model NAME] [--prompt VERSION] [--answer-model NAME --judge-model NAME]
-             [--budget TOKENS] [--concurrency N] [--json]
+             [--every N] [--budget TOKENS] [--concurrency N] [--json]
 
 Rebuilds each (sampled) subject of a dataset from its raw events on a throwaway store (nothing is
 published anywhere) and measures the answer: key-fact recall (gold facts kept: a fact in words
@@ -30,7 +30,8 @@ answered by --answer-model twice, from what recall serves for it (the question a
 within --budget tokens, default 1500) and from the whole conversation, and --judge-model labels
 each answer against the gold answer. Prints per category the accuracy of both, the tokens each
 answer read and their ratio, and how often the served text cited an evidence turn. Without the
-answering and judging models only the evidence rate and the tokens are measured. Models are named
+answering and judging models only the evidence rate and the tokens are measured. --every N has
+the models answer and judge only every Nth question of each conversation (its 1st, N+1st, …). Models are named
 as for --model (record:DIR:… keeps every answer, replay:DIR answers from them).`;
 
 const count = (value: string | undefined, flag: string): number | undefined => {
@@ -48,6 +49,7 @@ export async function evalCommand(
     judgeModel?: string | undefined;
     budget?: string | undefined;
     concurrency?: string | undefined;
+    every?: string | undefined;
     dataset?: string | undefined;
     gold?: string | undefined;
     sample?: string | undefined;
@@ -112,6 +114,7 @@ export const EVAL_COMMAND: Command = {
     "judge-model": { type: "string" },
     budget: { type: "string" },
     concurrency: { type: "string" },
+    every: { type: "string" },
     dataset: { type: "string" },
     gold: { type: "string" },
     sample: { type: "string" },
@@ -128,6 +131,7 @@ export const EVAL_COMMAND: Command = {
         judgeModel: text(values, "judge-model"),
         budget: text(values, "budget"),
         concurrency: text(values, "concurrency"),
+        every: text(values, "every"),
         dataset: text(values, "dataset"),
         gold: text(values, "gold"),
         sample: text(values, "sample"),
@@ -148,6 +152,8 @@ async function locomoCommand(
 ): Promise<number> {
   const budget = count(args.budget, "--budget") ?? 1500;
   const concurrency = count(args.concurrency, "--concurrency") ?? 4;
+  const every = count(args.every, "--every") ?? 1;
+  if (every < 1) throw new UsageError("--every must be 1 or more");
   if (concurrency < 1 || concurrency > 4096) throw new UsageError("--concurrency must be from 1 to 4096");
   if ((args.answerModel === undefined) !== (args.judgeModel === undefined))
     throw new UsageError(
@@ -189,6 +195,7 @@ async function locomoCommand(
       gradeModel,
       settings: LOCOMO_SETTINGS,
       concurrency,
+      every,
       progress: (line) => io.err(line),
     });
     io.out(args.json ? JSON.stringify(report) : locomoTable(report));
@@ -203,16 +210,16 @@ function locomoTable(report: LocomoReport): string {
   const percent = (x: number | null) => (x === null ? "    —" : `${(100 * x).toFixed(1).padStart(5)}`);
   const rows = Object.entries(report.byCategory).map(
     ([name, f]) =>
-      `  ${name.padEnd(12)} ${String(f.questions).padStart(4)}  ${percent(f.memoryAccuracy)}  ${percent(f.fullAccuracy)}  ${f.memoryTokens.toFixed(0).padStart(6)}  ${f.fullTokens.toFixed(0).padStart(6)}  ${percent(f.tokenRatio)}  ${percent(f.evidenceServed)}`,
+      `  ${name.padEnd(12)} ${String(f.questions).padStart(4)} ${String(f.judged).padStart(4)}  ${percent(f.memoryAccuracy)}  ${percent(f.fullAccuracy)}  ${f.memoryTokens.toFixed(0).padStart(6)}  ${f.fullTokens.toFixed(0).padStart(6)}  ${percent(f.tokenRatio)}  ${percent(f.evidenceServed)}`,
   );
   const consolidations = report.consolidations.map(
     (c) =>
       `  ${c.conversation}: ${c.status} (${c.attempts} attempt${c.attempts === 1 ? "" : "s"}), ${c.claims} claims over ${c.events} turns`,
   );
   return [
-    `LoCoMo, ${report.perQuestion.length} questions, recall budget ${report.budget} tokens`,
+    `LoCoMo, ${report.perQuestion.length} questions${report.every > 1 ? `, every ${report.every}th answered and judged` : ""}, recall budget ${report.budget} tokens`,
     ...consolidations,
-    `  category     n     memory%  full%  mem.tok  full.tok  ratio%  evidence%`,
+    `  category     n  judged memory%  full%  mem.tok  full.tok  ratio%  evidence%`,
     ...rows,
   ].join("\n");
 }

@@ -52,6 +52,11 @@ export interface LocomoOptions {
   settings: ModelSettings;
   /** Model calls in flight at once. */
   concurrency: number;
+  /**
+   * The models answer and judge every `every`th question of each conversation (its 1st, then the
+   * 1 + every-th, …); evidence and tokens are measured over all. Default 1: every question.
+   */
+  every?: number | undefined;
   progress?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -75,6 +80,8 @@ export interface LocomoAnswer {
 
 export interface LocomoFigures {
   questions: number;
+  /** Questions answered and judged in both modes (all of them unless `every` > 1). */
+  judged: number;
   evidenceServed: number;
   /** Mean tokens a question's answer reads: what recall served, and the whole conversation. */
   memoryTokens: number;
@@ -98,6 +105,8 @@ export interface LocomoConsolidation {
 
 export interface LocomoReport {
   budget: number;
+  /** Every how many questions of a conversation were answered and judged. */
+  every: number;
   /** The consolidating prompt's version (`--prompt`). */
   prompt: string;
   consolidations: LocomoConsolidation[];
@@ -114,6 +123,8 @@ export async function evaluateLocomo(
   const signal = options.signal ?? new AbortController().signal;
   const consolidations: LocomoConsolidation[] = [];
   const answers: LocomoAnswer[] = [];
+  const every = options.every ?? 1;
+  const asked: LocomoAnswer[] = [];
   // What each question's answer reads: recall's text for it, and each conversation whole.
   const servedTexts = new Map<string, string>();
   const transcripts = new Map<string, string>();
@@ -145,9 +156,10 @@ export async function evaluateLocomo(
     const transcript = locomoTranscript(conversation);
     transcripts.set(conversation.id, transcript);
     const fullTokens = countTokens(transcript);
-    for (const question of conversation.questions) {
+    for (const [index, question] of conversation.questions.entries()) {
       const { answer, text } = await servedFor(deps, conversation, question, fullTokens, options.budget);
       answers.push(answer);
+      if (index % every === 0) asked.push(answer);
       servedTexts.set(answer.id, text);
     }
   }
@@ -156,11 +168,12 @@ export async function evaluateLocomo(
       (mode === "memory" ? servedTexts : transcripts).get(
         mode === "memory" ? answer.id : answer.conversation,
       ) ?? "";
-    await askAll(answers, material, options.answerModel, options, signal, progress);
-    await gradeAll(answers, options.gradeModel, options, signal, progress);
+    await askAll(asked, material, options.answerModel, options, signal, progress);
+    await gradeAll(asked, options.gradeModel, options, signal, progress);
   }
   return {
     budget: options.budget,
+    every,
     prompt: deps.prompt.version,
     consolidations,
     byCategory: figures(answers),
@@ -329,14 +342,14 @@ function figures(answers: readonly LocomoAnswer[]): LocomoReport["byCategory"] {
     const n = subset.length;
     const mean = (f: (a: LocomoAnswer) => number) =>
       n === 0 ? 0 : subset.reduce((sum, a) => sum + f(a), 0) / n;
+    const judged = subset.filter((a) => a.labels.memory !== undefined && a.labels.full !== undefined);
     const accuracy = (mode: Mode) =>
-      n === 0 || subset.some((a) => a.labels[mode] === undefined)
-        ? null
-        : subset.filter((a) => a.labels[mode] === "CORRECT").length / n;
+      judged.length === 0 ? null : judged.filter((a) => a.labels[mode] === "CORRECT").length / judged.length;
     const memoryTokens = mean((a) => a.memoryTokens);
     const fullTokens = mean((a) => a.fullTokens);
     return {
       questions: n,
+      judged: judged.length,
       evidenceServed: mean((a) => (a.evidenceServed ? 1 : 0)),
       memoryTokens,
       fullTokens,

@@ -188,7 +188,31 @@ describe("memgate eval --locomo", () => {
     const v4 = await memgate([...args, "--prompt", "consolidate-v4"]);
     expect(JSON.parse(v4.stdout).prompt).toBe("consolidate-v4");
     const table = await memgate(["eval", "--locomo", SAMPLE, "--budget", "300"]);
-    expect(table.stdout).toMatch(/overall +4 +— +— +\d+ +\d+ +[\d.]+ +[\d.]+/);
+    expect(table.stdout).toMatch(/overall +4 +0 +— +— +\d+ +\d+ +[\d.]+ +[\d.]+/);
+  });
+
+  it("with --every, answers and judges only every Nth question and measures evidence over all", async () => {
+    const recordings = mkdtempSync(join(tmpdir(), "memgate-locomo-every-"));
+    const model = `record:${recordings}:openai:stand-in`;
+    const env = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" };
+    const sent = server.requests.length;
+    const run = await memgate(
+      ["eval", "--locomo", SAMPLE, "--every", "3", "--answer-model", model, "--judge-model", model, "--json"],
+      { env },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.every).toBe(3);
+    // Questions 1 and 4 of the sample: two answers each, one grading call.
+    expect(server.requests.length - sent).toBe(5);
+    expect(report.byCategory.overall).toMatchObject({ questions: 4, judged: 2, memoryAccuracy: 1 });
+    expect(report.byCategory.temporal).toMatchObject({ questions: 1, judged: 1 });
+    expect(report.byCategory["single-hop"]).toMatchObject({ questions: 1, judged: 0, memoryAccuracy: null });
+    const answered = report.perQuestion.filter((q: { labels: object }) => Object.keys(q.labels).length > 0);
+    expect(answered.map((q: { id: string }) => q.id)).toEqual(["conv-sample/q1", "conv-sample/q4"]);
+    const zero = await memgate(["eval", "--locomo", SAMPLE, "--every", "0"]);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/--every must be 1 or more/);
   });
 
   it("refuses an answering model without a judge, and an unknown conversation", async () => {
