@@ -152,9 +152,10 @@ function sourceText(source: string): string {
 
 /**
  * ` ← IDS`. Version 1: each id (quoted when it is no event id), joined by ", ". Version 2: the ids
- * in natural order, those sharing everything before a trailing number written once with their
- * numbers in braces, runs of three or more consecutive numbers as `a..b` (`D1:{3..5,9}`,
- * `ana-{2,7}`); an id no brace form can hold (quoted, or a number with leading zeros) stands alone.
+ * in natural order, those sharing everything but their last number written once with their numbers
+ * in braces, runs of three or more consecutive numbers as `a..b` (`D1:{3..5,9}`, `ana-{2,7}`,
+ * `emily-2023-05-04-{1,3..5}-u`); an id no brace form can hold (quoted, or a last number with
+ * leading zeros) stands alone.
  */
 export function sources(ids: readonly string[], version: TextVersion): string {
   return `${SOURCES}${version === 1 ? ids.map(sourceId).join(", ") : compactIds(ids)}`;
@@ -164,35 +165,41 @@ export function sourceId(id: string): string {
   return BARE_ID.test(id) ? id : quoted(id);
 }
 
-const NUMBERED = /^(.*[^0-9])(0|[1-9][0-9]{0,14})$/;
+/** An id's last run of digits (no leading zero), with what comes before and after it. */
+const NUMBERED = /^(.*[^0-9])(0|[1-9][0-9]{0,14})([^0-9]*)$/;
 
 function compactIds(ids: readonly string[]): string {
   const parts = [...new Set(ids)].map((id) => {
     const numbered = BARE_ID.test(id) ? NUMBERED.exec(id) : null;
     return numbered
-      ? { id, prefix: numbered[1] as string, number: Number(numbered[2]) }
-      : { id, prefix: null, number: 0 };
+      ? { id, prefix: numbered[1] as string, suffix: numbered[3] as string, number: Number(numbered[2]) }
+      : { id, prefix: null, suffix: "", number: 0 };
   });
+  const sameRun = (a: (typeof parts)[number], b: (typeof parts)[number] | undefined) =>
+    b !== undefined && a.prefix !== null && a.prefix === b.prefix && a.suffix === b.suffix;
   parts.sort((a, b) =>
-    a.prefix !== null && a.prefix === b.prefix
+    sameRun(a, b)
       ? a.number - b.number
-      : (a.prefix ?? a.id) < (b.prefix ?? b.id)
-        ? -1
-        : (a.prefix ?? a.id) > (b.prefix ?? b.id)
-          ? 1
-          : (a.prefix === null ? 1 : 0) - (b.prefix === null ? 1 : 0),
+      : (a.prefix ?? a.id) !== (b.prefix ?? b.id)
+        ? (a.prefix ?? a.id) < (b.prefix ?? b.id)
+          ? -1
+          : 1
+        : a.prefix === null || b.prefix === null
+          ? (a.prefix === null ? 1 : 0) - (b.prefix === null ? 1 : 0)
+          : a.suffix < b.suffix
+            ? -1
+            : 1,
   );
   const written: string[] = [];
   for (let i = 0; i < parts.length; ) {
     const part = parts[i] as (typeof parts)[number];
     let end = i + 1;
-    while (end < parts.length && part.prefix !== null && parts[end]?.prefix === part.prefix) end++;
-    if (part.prefix === null || end - i === 1) {
-      written.push(sourceId(part.id));
-      i = end;
-      continue;
-    }
-    written.push(`${part.prefix}{${numberRuns(parts.slice(i, end).map((p) => p.number))}}`);
+    while (sameRun(part, parts[end])) end++;
+    written.push(
+      part.prefix === null || end - i === 1
+        ? sourceId(part.id)
+        : `${part.prefix}{${numberRuns(parts.slice(i, end).map((p) => p.number))}}${part.suffix}`,
+    );
     i = end;
   }
   return written.join(", ");

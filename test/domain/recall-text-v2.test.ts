@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { itemlessRecall, type Recall } from "#app/recall.ts";
 import { renderRecallText, showDays } from "#app/recall-text.ts";
-import { textAlone } from "#app/recall-text-lines.ts";
+import { sources, textAlone } from "#app/recall-text-lines.ts";
 import type { Claim, PendingItem, SequencedEvent, ValueData } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
 import { settled } from "../support/builders.ts";
@@ -128,6 +128,30 @@ describe("recall as text, version 2: examples", () => {
     });
     expect(countTokens(renderRecallText(undated, { coldInputs: 9 }))).toBeLessThan(
       countTokens(renderRecallText(undated, { version: 1, coldInputs: 9 })),
+    );
+  });
+
+  it("writes ids that differ only in their last number once, whatever follows that number", () => {
+    expect(
+      sources(
+        [
+          "emily-2023-05-04-5-u",
+          "emily-2023-05-04-3-a",
+          "emily-2023-05-04-1-u",
+          "emily-2023-05-04-3-u",
+          "emily-2023-05-04-4-u",
+          "emily-2023-05-05-1-u",
+          "D1:9",
+          "D1:3",
+          "D1:4",
+          "ana-07",
+          "ana-7",
+          "x 1",
+        ],
+        2,
+      ),
+    ).toBe(
+      ' ← D1:{3,4,9}, ana-7, ana-07, emily-2023-05-04-3-a, emily-2023-05-04-{1,3..5}-u, emily-2023-05-05-1-u, "x 1"',
     );
   });
 
