@@ -383,6 +383,28 @@ function resolveComponents(into: Collector, components: ParsedComponents, text: 
   return null;
 }
 
+/** A range's end day written after a Chinese month-day with its month left out: 10月1日-7日, 11月25至27日. */
+const ZH_RANGE_END = /^\s*[-–—~～至到]\s*(\d{1,2})\s*[日号]/u;
+
+/**
+ * The day that ends a range chrono read only the start of: "10月1日-7日" (the first to the seventh
+ * of October) holds October 7 as surely as "Oct 1-7", which chrono reads whole. Null when no such
+ * end follows, or it is no later day of the start's month.
+ */
+function zhRangeEnd(text: string, end: number, result: ParsedResult): { day: string; end: number } | null {
+  if (result.end || !HAS_CJK.test(result.text)) return null;
+  const match = ZH_RANGE_END.exec(text.slice(end, end + 12));
+  const start = result.start;
+  const year = start.get("year");
+  const month = start.get("month");
+  const first = start.get("day");
+  if (match === null || year === null || month === null || first === null || !start.isCertain("day"))
+    return null;
+  const last = Number(match[1]);
+  const day = last > first ? calendarDay(year, month, last) : null;
+  return day === null ? null : { day, end: end + match[0].length };
+}
+
 /**
  * chrono's reference: the event's wall-clock date and time as a local Date. chrono computes in the
  * machine's local time (its "last night" and Chinese casual dates ignore the timezone option), so a
@@ -444,10 +466,12 @@ export function readRelativeTime(text: string, occurredAt: string): TimeReading[
     const dropped = overlapsAny(table, start, end)
       ? "the table reads these words"
       : resolveChrono(into, result);
+    const rangeEnd = dropped === null ? zhRangeEnd(normalized, end, result) : null;
+    if (rangeEnd !== null) into.day(rangeEnd.day);
     readings.push({
       start,
-      end,
-      text: result.text,
+      end: rangeEnd?.end ?? end,
+      text: rangeEnd === null ? result.text : normalized.slice(start, rangeEnd.end),
       by: "chrono",
       resolved: into.result(),
       ...(dropped === null ? {} : { dropped }),

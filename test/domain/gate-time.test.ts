@@ -129,6 +129,34 @@ describe("a source holds the dates its relative time resolves to, against its ow
       );
   });
 
+  it("holds the end of a Chinese range whose month is left out: 10月1日-7日 holds 2026-10-07", () => {
+    // A real consolidate-v6 answer to pm-wei wrote both as ISO days and was refused for them.
+    const events = log(
+      {
+        eventId: "wei-11",
+        kind: "note",
+        occurredAt: "2026-09-25T10:00:00+08:00",
+        text: "开发团队6个人。国庆假期10月1日-7日不排期。",
+      },
+      {
+        eventId: "wei-45",
+        kind: "note",
+        occurredAt: "2026-11-18T19:30:00+08:00",
+        text: "王芳11月25日至27日请假三天。",
+      },
+    );
+    expect(reasonsFor(events, "开发团队6个人；国庆2026-10-01至2026-10-07不排期", ["wei-11"])).toEqual([]);
+    expect(reasonsFor(events, "王芳2026-11-25至2026-11-27请假三天", ["wei-45"])).toEqual([]);
+    for (const [changed, from] of [
+      ["开发团队6个人；国庆2026-10-01至2026-10-08不排期", "wei-11"],
+      ["王芳2026-11-25至2026-11-28请假三天", "wei-45"],
+      ["王芳2026-11-25至2026-12-27请假三天", "wei-45"],
+    ] as const)
+      expect(codes(gate(events, candidate({ claims: [textClaim(changed, [from])] }))), changed).toContain(
+        "unsupported-claim",
+      );
+  });
+
   it("holds resolved dates for the summary's foreign-token rule too", () => {
     const honest = gate(
       conv30,

@@ -120,6 +120,20 @@ describe("relative time resolved against the day an event happened", () => {
     expect(days("Who came to dinner on May 3?", "2023-06-01")).toEqual(["2023-05-03"]);
   });
 
+  it("reads a range's end whose month is left out, in Chinese as chrono-node does in English", () => {
+    expect(days("国庆假期10月1日-7日不排期", "2026-09-25T10:00:00+08:00")).toEqual([
+      "2026-10-01",
+      "2026-10-07",
+    ]);
+    expect(days("11月25至27号请假", "2026-11-18")).toEqual(
+      expect.arrayContaining(["2026-11-25", "2026-11-27"]),
+    );
+    expect(days("on leave Nov 25-27", "2026-11-18")).toEqual(["2026-11-25", "2026-11-27"]);
+    // No later day of that month: no end (31 November does not exist; 3 is before 25).
+    expect(days("11月25日-31日", "2026-11-18")).toEqual(["2026-11-25"]);
+    expect(days("11月25日-3日", "2026-11-18")).toEqual(["2026-11-25"]);
+  });
+
   it("leaves vague time, durations of days and time words chrono-node reads as dates alone", () => {
     for (const text of [
       "I went there recently",
