@@ -4,6 +4,7 @@ import { eventTime } from "../event-time.ts";
 import { normalizeForExtraction } from "../mentions.ts";
 import type { SequencedEvent } from "../schemas.ts";
 import { contentWords, eventWords, IDENTIFIER, sentencesOf, supportOf } from "../text-support.ts";
+import { turnedRelations } from "../time-relations.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { eventHeldTokens, type GateContext, holdsMention } from "./context.ts";
 import { shorten } from "./report.ts";
@@ -86,6 +87,11 @@ export function checkTextSupport(check: CandidateCheck): void {
     for (const token of identifierTokens(text))
       if (!sources.some((source) => eventHeldTokens(source).ids.has(token) || writtenIn(source, token)))
         foreign.push(`id "${token}"`);
+    for (const turned of turnedRelations(
+      text,
+      sources.map((source) => source.text ?? ""),
+    ))
+      foreign.push(`"${turned.raw}" placed ${turned.relation === "upTo" ? "up to" : "from"} it`);
     if (foreign.length > 0)
       check.add(
         "unsupported-claim",
