@@ -10,7 +10,7 @@ import { logEvents as events, modelDeps } from "./fixtures.ts";
  * Real answers to consolidate-v6 (the prompt that asks for relative time resolved against each
  * event's date), replayed through the whole pipeline: each was written once by a language model
  * given only the request memgate sent (request-v6.md beside the log's answers), recorded under the
- * hash of the prompt it answered in test/fixtures/recorded-v6. Both passed the gate on the first
+ * hash of the prompt it answered in test/fixtures/recorded-v6. Each passed the gate on the first
  * try. The replay finds an answer only when the renderer gives the log the same bytes, so this
  * also pins consolidate-v6's prompt.
  */
@@ -18,7 +18,7 @@ const RECORDED_V6 = join(import.meta.dirname, "../fixtures/recorded-v6");
 const V6 = { prompt: loadPrompt("consolidate-v6") };
 
 describe("real answers to consolidate-v6, replayed", () => {
-  it.each(["devops-ana", "health-coach-sam"])("%s is published on the first try", async (subject) => {
+  it.each(["devops-ana", "family-assistant", "health-coach-sam", "support-bot"])("%s is published on the first try", async (subject) => {
     const { deps } = modelDeps(`replay:${RECORDED_V6}`, {}, V6);
     await appendEvents(deps, subject, events(subject));
     const outcome = await run(deps, await takeSnapshot(deps, subject));
