@@ -1,7 +1,7 @@
 import { canonicalDate } from "../dates.ts";
 import { isWeekdayKey, weekdayNames } from "../day-forms.ts";
 import { eventTime } from "../event-time.ts";
-import { normalizeForExtraction } from "../mentions.ts";
+import { CUE_CLASS_NAMES, type CueClass, extractMentions, normalizeForExtraction } from "../mentions.ts";
 import type { SequencedEvent } from "../schemas.ts";
 import { contentWords, eventWords, IDENTIFIER, sentencesOf, supportOf } from "../text-support.ts";
 import { turnedRelations } from "../time-relations.ts";
@@ -106,7 +106,25 @@ export function checkTextSupport(check: CandidateCheck): void {
       sources.length === 1 ? supportWords(sources[0] as SequencedEvent) : unionOf(sources.map(supportWords)),
       check.mentionsIn(text).mentions,
     );
-    if (support.ratio < threshold)
+    const binding = sources.filter((source) => BINDING_KINDS.has(source.kind));
+    const added = binding.length > 0 ? addedCues(check, text, sources) : [];
+    if (added.length > 0)
+      check.add(
+        "value-changed",
+        key,
+        scope,
+        binding[0]?.eventId ?? null,
+        `${where} adds ${added.map((cls) => `a ${CUE_CLASS_NAMES[cls]} cue`).join(", ")} that its sources (${derivedFrom.join(", ")}) do not hold`,
+      );
+    if (binding.length > 0 && support.ratio < 1 && support.ratio >= threshold)
+      check.add(
+        "unsupported-claim",
+        key,
+        scope,
+        binding[0]?.eventId ?? null,
+        `${where} restates a ${binding[0]?.kind} with words none of its sources (${derivedFrom.join(", ")}) holds: ${support.unsupported.slice(0, 8).join(", ")}`,
+      );
+    else if (support.ratio < threshold)
       check.add(
         "unsupported-claim",
         key,
@@ -119,6 +137,39 @@ export function checkTextSupport(check: CandidateCheck): void {
   }
   checkSummarySupport(check);
 }
+
+/** Kinds whose restatement binds an agent: a word added to one widens or narrows what it allows. */
+const BINDING_KINDS: ReadonlySet<string> = new Set(["constraint", "permission"]);
+
+/**
+ * Cue classes a restatement of a constraint or permission adds (CONTRACT §4b "Binding texts"): a
+ * negation, bound, condition or weak modality none of its sources' texts (nor a negated assertion,
+ * for a negation) holds. A strong modality is added only where no source is a constraint or holds
+ * a negation: "must not" restates "never", "must" restates a rule.
+ */
+function addedCues(check: CandidateCheck, text: string, sources: readonly SequencedEvent[]): CueClass[] {
+  const cues = check.mentionsIn(text).cues;
+  const held = (cls: CueClass) =>
+    sources.some(
+      (source) =>
+        extractMentions(source.text ?? "").cues[cls] > 0 ||
+        (cls === "negation" && (source.assertions ?? []).some((a) => a.polarity === "negated")),
+    );
+  return ADDED_CLASSES.filter((cls) => {
+    if (cues[cls] === 0 || held(cls)) return false;
+    if (cls !== "strongModality") return true;
+    return !sources.some((source) => source.kind === "constraint") && !held("negation");
+  });
+}
+
+const ADDED_CLASSES: readonly CueClass[] = [
+  "negation",
+  "upperBound",
+  "lowerBound",
+  "condition",
+  "weakModality",
+  "strongModality",
+];
 
 /** Each summary sentence against the words of every valid input (warnings, or refusals when asked). */
 function checkSummarySupport(check: CandidateCheck): void {
