@@ -13,6 +13,7 @@ import { checkPending } from "./pending-check.ts";
 import { type GateReason, type GateReasonCode, type GateWarning, reason } from "./report.ts";
 import { checkRestatementParts, type Restatement } from "./restatement-check.ts";
 import { checkSummaryProse } from "./summary-cue-check.ts";
+import { checkSummaryMeaning } from "./summary-meaning-check.ts";
 import { checkTextSupport, type UndecidedText } from "./text-support-check.ts";
 import { checkWholeEventTexts } from "./whole-event-check.ts";
 
@@ -81,6 +82,7 @@ export class CandidateCheck {
     checkForeignTokens(this);
     checkTextSupport(this);
     checkSummaryProse(this);
+    checkSummaryMeaning(this);
     return this.reasons;
   }
 

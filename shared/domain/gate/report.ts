@@ -51,10 +51,20 @@ export type GateStats = z.infer<typeof GateStats>;
 
 /**
  * What the gate points a reader at without refusing: `low-support` summary sentences (CONTRACT
- * §4b), and `judge-unclear` texts a model judge could not decide.
+ * §4b), `judge-unclear` texts a model judge could not decide, thin restatements, and summary
+ * phrases that may bend a source (a dropped cue, a conflict settled, a task called done, a value
+ * moved).
  */
 export const GateWarning = z.object({
-  code: z.enum(["low-support", "judge-unclear", "thin-restatement", "summary-cue-dropped"]),
+  code: z.enum([
+    "low-support",
+    "judge-unclear",
+    "thin-restatement",
+    "summary-cue-dropped",
+    "summary-conflict-settled",
+    "summary-task-done",
+    "summary-value-moved",
+  ]),
   detail: z.string(),
 });
 export type GateWarning = z.infer<typeof GateWarning>;

@@ -67,7 +67,7 @@ function summaryItem(text: string, derivedFrom: readonly string[]) {
   };
 }
 
-interface Source {
+export interface Source {
   event: SequencedEvent;
   words: ReadonlySet<string>;
   classes: readonly CueClass[];
@@ -107,7 +107,7 @@ function droppedCues(
 }
 
 /** The sources holding every unit of a word (`lookupUnits`), each once. */
-function holdersOf(sources: SourceIndex, word: string): readonly Source[] {
+export function holdersOf(sources: SourceIndex, word: string): readonly Source[] {
   const [first, ...rest] = lookupUnits(word);
   const holders = sources.get(first as string) ?? [];
   if (rest.length === 0 || holders.length === 0) return holders;
@@ -116,11 +116,11 @@ function holdersOf(sources: SourceIndex, word: string): readonly Source[] {
 }
 
 /** The must-preserve sources, by each of their content words (and Han units). */
-type SourceIndex = Map<string, Source[]>;
+export type SourceIndex = Map<string, Source[]>;
 
 const sourcesByContext = new WeakMap<GateContext, SourceIndex>();
 /** The valid inputs holding something must-preserve, indexed by their content words. */
-function mustPreserveSourcesOf(context: GateContext): SourceIndex {
+export function mustPreserveSourcesOf(context: GateContext): SourceIndex {
   let index = sourcesByContext.get(context);
   if (!index) {
     const sources: Source[] = context.selection.validInputs
