@@ -98,6 +98,32 @@ describe("readings the gate now makes (dates, currencies, Chinese amounts)", () 
   });
 });
 
+describe("a date-time written whole from a day and a time its source holds apart", () => {
+  // research-lab rl-43, a real consolidate-v6 answer refused before this rule.
+  const party = (text: string) =>
+    gate(
+      log({
+        eventId: "rl-43",
+        kind: "note",
+        text: "Nkechi's holiday party is Dec 16 at her place, 18:30. Bring a dish.",
+        occurredAt: "2026-12-04T11:00:00-05:00",
+      }),
+      candidate({ claims: [textClaim(text, ["rl-43"])] }),
+    );
+
+  it("holds 2026-12-16 18:30 where a source writes Dec 16 and 18:30", () => {
+    expect(party("Holiday party 2026-12-16 18:30 at her place; bring a dish.").reasons).toEqual([]);
+  });
+
+  it.each([
+    ["another day", "Holiday party 2026-12-17 18:30 at her place; bring a dish."],
+    ["another hour", "Holiday party 2026-12-16 19:30 at her place; bring a dish."],
+    ["another minute", "Holiday party 2026-12-16 18:45 at her place; bring a dish."],
+  ])("still refuses %s", (_, text) => {
+    expect(codes(party(text))).toContain("unsupported-claim");
+  });
+});
+
 describe("whole events with assertions keep what their text says beyond them", () => {
   const vacuum = log({
     eventId: "ana-35",

@@ -186,9 +186,19 @@ export function holdsMention(held: HeldTokens, mention: Mention): boolean {
   if (mention.kind === "date")
     return (
       held.dates.has(mention.key) ||
-      (mention.range?.every((number) => held.numbers.has(number.number)) ?? false)
+      (mention.range?.every((number) => held.numbers.has(number.number)) ?? false) ||
+      holdsDateTimeParts(held, mention.raw)
     );
   return held.ids.has(mention.key);
+}
+
+/**
+ * A date-time written whole (`2026-12-16 18:30`) is held where its day and its hour and minute
+ * are, each as written: "Dec 16 at her place, 18:30" holds it (the converse of holdMentions).
+ */
+function holdsDateTimeParts(held: HeldTokens, raw: string): boolean {
+  const parts = dateTimeParts(raw);
+  return parts !== null && held.dates.has(parts.day) && parts.numbers.every((n) => held.numbers.has(n));
 }
 
 export function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {
