@@ -1,7 +1,7 @@
 // Hands the requests `memgate eval --locomo` parks at the stand-in model (scripts/stand-in-model.ts)
 // to stand-ins in batches, and puts their answers back, each under its own request's number.
 //
-//   npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR
+//   npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N]
 //   npx tsx scripts/locomo-stand-in.ts collect BATCH_DIR STAND_IN_DIR
 //
 // `batch` writes one file a stand-in reads whole (BATCH_DIR/<name>.md) for the requests not answered
@@ -11,6 +11,8 @@
 // once (every such request holds it whole, and only its question differs); every other request
 // (a consolidation, a grading batch) is a file of its own. Each file says where the answer goes:
 // BATCH_DIR/answers/<name>.json, one JSON object mapping each request's number to its answer object.
+// With --every N, an answering request is batched only when its question is one `memgate eval
+// --every N` asks (the 1st, 1 + N-th, … of its conversation); the others wait.
 // `collect` writes each answer, as the stand-in wrote it, to STAND_IN_DIR/answers/<n>.json.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -76,10 +78,14 @@ function whole(request: Parked): string {
   ].join("\n");
 }
 
-function batchCommand(standIn: string, locomoFile: string, out: string) {
+function batchCommand(standIn: string, locomoFile: string, out: string, every: number) {
   const conversations = parseLocomo(readFileSync(locomoFile, "utf8"), locomoFile);
   const conversationOf = (material: string) =>
-    conversations.find((c) => c.speakers.every((speaker) => material.includes(speaker)))?.id ?? "?";
+    conversations.find((c) => c.speakers.every((speaker) => material.includes(speaker)));
+  const asked = (id: string, question: string) =>
+    (conversations.find((c) => c.id === id)?.questions ?? []).some(
+      (q, index) => index % every === 0 && q.question.trim() === question,
+    );
   const requests = parked(standIn);
   mkdirSync(join(out, "answers"), { recursive: true });
   const memory = new Map<string, Parked[]>();
@@ -92,7 +98,8 @@ function batchCommand(standIn: string, locomoFile: string, out: string) {
     }
     const material = section(request.user, "Material");
     const target = material.startsWith("# memgate recall") ? memory : full;
-    const id = conversationOf(material);
+    const id = conversationOf(material)?.id ?? "?";
+    if (!asked(id, section(request.user, "Question").trim())) continue;
     target.set(id, [...(target.get(id) ?? []), request]);
   }
   const files: Array<{ name: string; text: string }> = [];
@@ -182,12 +189,14 @@ function collectCommand(out: string, standIn: string) {
 }
 
 const [command, ...args] = process.argv.slice(2);
-if (command === "batch" && args.length === 3)
-  batchCommand(args[0] as string, args[1] as string, args[2] as string);
+const everyAt = args.indexOf("--every");
+const every = everyAt >= 0 ? Number(args.splice(everyAt, 2)[1]) : 1;
+if (command === "batch" && args.length === 3 && Number.isInteger(every) && every >= 1)
+  batchCommand(args[0] as string, args[1] as string, args[2] as string, every);
 else if (command === "collect" && args.length === 2) collectCommand(args[0] as string, args[1] as string);
 else {
   process.stderr.write(
-    "usage: npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR | collect BATCH_DIR STAND_IN_DIR\n",
+    "usage: npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] | collect BATCH_DIR STAND_IN_DIR\n",
   );
   process.exit(2);
 }
