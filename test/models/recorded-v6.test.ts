@@ -18,18 +18,23 @@ const RECORDED_V6 = join(import.meta.dirname, "../fixtures/recorded-v6");
 const V6 = { prompt: loadPrompt("consolidate-v6") };
 
 describe("real answers to consolidate-v6, replayed", () => {
-  it.each(["devops-ana", "family-assistant", "health-coach-sam", "support-bot"])(
-    "%s is published on the first try",
-    async (subject) => {
-      const { deps } = modelDeps(`replay:${RECORDED_V6}`, {}, V6);
-      await appendEvents(deps, subject, events(subject));
-      const outcome = await run(deps, await takeSnapshot(deps, subject));
-      if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
-      const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
-      expect(manifest.promptVersion).toBe("consolidate-v6");
-      expect(manifest.generation?.attempts).toBe(1);
-      expect(outcome.gate.reasons).toEqual([]);
-      expect(outcome.gate.stats.claims).toBeGreaterThan(20);
-    },
-  );
+  it.each([
+    "devops-ana",
+    "family-assistant",
+    "health-coach-sam",
+    "legal-team",
+    "research-lab",
+    "support-bot",
+    "travel-lin",
+  ])("%s is published on the first try", async (subject) => {
+    const { deps } = modelDeps(`replay:${RECORDED_V6}`, {}, V6);
+    await appendEvents(deps, subject, events(subject));
+    const outcome = await run(deps, await takeSnapshot(deps, subject));
+    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
+    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    expect(manifest.promptVersion).toBe("consolidate-v6");
+    expect(manifest.generation?.attempts).toBe(1);
+    expect(outcome.gate.reasons).toEqual([]);
+    expect(outcome.gate.stats.claims).toBeGreaterThan(20);
+  });
 });
