@@ -12,6 +12,7 @@ import { checkColdRefs, checkMustPreserve } from "./must-preserve-check.ts";
 import { checkPending } from "./pending-check.ts";
 import { type GateReason, type GateReasonCode, type GateWarning, reason } from "./report.ts";
 import { checkRestatementParts, type Restatement } from "./restatement-check.ts";
+import { checkScopeWords } from "./scope-words-check.ts";
 import { checkSummaryProse } from "./summary-cue-check.ts";
 import { checkSummaryMeaning } from "./summary-meaning-check.ts";
 import { checkTextSupport, type UndecidedText } from "./text-support-check.ts";
@@ -81,6 +82,7 @@ export class CandidateCheck {
     checkConflictList(this);
     checkForeignTokens(this);
     checkTextSupport(this);
+    checkScopeWords(this);
     checkSummaryProse(this);
     checkSummaryMeaning(this);
     return this.reasons;

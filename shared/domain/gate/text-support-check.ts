@@ -139,7 +139,7 @@ export function checkTextSupport(check: CandidateCheck): void {
 }
 
 /** Kinds whose restatement binds an agent: a word added to one widens or narrows what it allows. */
-const BINDING_KINDS: ReadonlySet<string> = new Set(["constraint", "permission"]);
+export const BINDING_KINDS: ReadonlySet<string> = new Set(["constraint", "permission"]);
 
 /**
  * Cue classes a restatement of a constraint or permission adds (CONTRACT §4b "Binding texts"): a

@@ -1,0 +1,79 @@
+import { normalizeForExtraction } from "./mentions.ts";
+import { contentWords } from "./text-support.ts";
+
+/**
+ * The scope phrases of a rule's text (CONTRACT §4b "Scope words"): what follows "for", "in", "on",
+ * "during", "within", "outside" or "except", up to three words, ending at punctuation, at
+ * another such word, or at a word that starts a new part of the sentence ("and", "if", "when",
+ * "must" …). "Never use vendor X for alpha" has one, "alpha". A phrase holding a number or date
+ * is left to the mention checks (a changed or dropped number or date is refused there), and "from
+ * now on" places nothing. Each phrase is given as its content words (reduced, as text support
+ * reads them); one with none (a stop word alone) is not given.
+ */
+export function scopePhrases(text: string): Array<{ raw: string; words: readonly string[] }> {
+  const phrases: Array<{ raw: string; words: readonly string[] }> = [];
+  for (const clause of normalizeForExtraction(text).toLowerCase().split(CLAUSE_BREAK)) {
+    const words = clause.match(WORD) ?? [];
+    words.forEach((word, index) => {
+      if (!SCOPE_WORDS.has(word) || (word === "on" && words[index - 1] === "now")) return;
+      const phrase: string[] = [];
+      for (const next of words.slice(index + 1, index + 1 + MAX_PHRASE_WORDS)) {
+        if (SCOPE_WORDS.has(next) || PHRASE_END.has(next)) break;
+        phrase.push(next);
+      }
+      if (phrase.length === 0 || phrase.some((next) => /\p{N}/u.test(next))) return;
+      if (IDIOMS.test(`${word} ${phrase.join(" ")}`)) return;
+      const content = contentWords(phrase.join(" "));
+      if (content.length > 0) phrases.push({ raw: `${word} ${phrase.join(" ")}`, words: content });
+    });
+  }
+  return phrases;
+}
+
+const SCOPE_WORDS: ReadonlySet<string> = new Set([
+  "for",
+  "in",
+  "on",
+  "during",
+  "within",
+  "outside",
+  "except",
+]);
+/** Phrases these words begin that place nothing ("keep her in the loop", "be there on time"). */
+const IDIOMS =
+  /^(?:in (?:the loop|place|advance|general|case|touch|person|time|mind|charge)|on (?:time|track|board|hold|call|top))\b/u;
+const PHRASE_END: ReadonlySet<string> = new Set([
+  "and",
+  "or",
+  "but",
+  "if",
+  "unless",
+  "because",
+  "when",
+  "while",
+  "so",
+  "than",
+  "then",
+  "with",
+  "by",
+  "from",
+  "to",
+  "until",
+  "before",
+  "after",
+  "is",
+  "are",
+  "was",
+  "were",
+  "be",
+  "must",
+  "should",
+  "can",
+  "may",
+  "will",
+  "not",
+  "never",
+]);
+const MAX_PHRASE_WORDS = 3;
+const CLAUSE_BREAK = /[.,;:!?()[\]"“”—–]+/u;
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu;
