@@ -6,6 +6,7 @@ import { isOpenTask, isTextOnly } from "../selector.ts";
 import { contentWords, supportingWordsOf, supportsWord } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { type HeldTokens, holdMentions, holdsMention, holdValue } from "./context.ts";
+import { shorten } from "./report.ts";
 import { wallTimeHeld } from "./value-holds.ts";
 
 /**
@@ -147,6 +148,7 @@ export function checkWholeEventTexts(check: CandidateCheck): void {
             `${said.where.join(", ")} ${said.where.length > 1 ? "have" : "has"} ${cues[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${event.eventId}'s text has ${source}`,
           );
       }
+    if (said.texts.length > 0) flagDroppedModality(check, event, said);
     const coverage = coverageOf(event.text, said);
     if (coverage.ratio >= Math.max(required, THIN_RESTATEMENT_WARNING)) continue;
     const detail = `${said.where.join(", ")} keep ${coverage.ratio.toFixed(2)} of ${event.eventId}'s content words; not restated: ${coverage.lost.slice(0, 8).join(", ")}`;
@@ -154,6 +156,31 @@ export function checkWholeEventTexts(check: CandidateCheck): void {
     else check.warnings.push({ code: "thin-restatement", detail });
   }
 }
+
+/**
+ * A "should" of a whole event that the texts restating it drop (`review.approvals: 2 — "before
+ * merge"` for "PRs should get 2 approvals before merge" reads as a hard rule): flagged
+ * `modality-dropped` and put to the judge when one is configured, not refused (CONTRACT §4b
+ * "Whole-event text"). Only advice words count: a permission's "may" is what its scopes say.
+ */
+function flagDroppedModality(check: CandidateCheck, event: SequencedEvent, said: Restating): void {
+  if (!ADVICE.test(event.text ?? "") || said.texts.some((text) => ADVICE.test(text))) return;
+  const where = said.where.join(", ");
+  check.warnings.push({
+    code: "modality-dropped",
+    detail: `${where} restate${said.where.length > 1 ? "" : "s"} ${event.eventId} without its "should": ${shorten(event.text ?? "")}`,
+  });
+  check.undecided.push({
+    kind: "claim",
+    where,
+    text: said.texts.join("; "),
+    derivedFrom: [event.eventId],
+    key: null,
+    scope: null,
+    support: 1,
+  });
+}
+const ADVICE = /\b(?:should|shouldn't|ought to|recommended|preferably|ideally)\b|应该|应当|最好|建议/iu;
 
 /** Everything the candidate derives from each event, gathered in one pass over claims and pending. */
 function restatingByEvent(check: CandidateCheck): Map<string, Restating> {
