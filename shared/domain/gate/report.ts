@@ -51,8 +51,7 @@ export type GateStats = z.infer<typeof GateStats>;
 
 /**
  * What the gate points a reader at without refusing: `low-support` summary sentences (CONTRACT
- * §4b), `judge-unclear` texts a model judge could not decide, thin restatements, a whole event's
- * "should" its restating texts drop, and summary
+ * §4b), `judge-unclear` texts a model judge could not decide, thin restatements, and summary
  * phrases that may bend a source (a dropped cue, a conflict settled, a task called done, a value
  * moved).
  */
@@ -61,7 +60,6 @@ export const GateWarning = z.object({
     "low-support",
     "judge-unclear",
     "thin-restatement",
-    "modality-dropped",
     "summary-cue-dropped",
     "summary-conflict-settled",
     "summary-task-done",

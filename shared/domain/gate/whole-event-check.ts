@@ -148,7 +148,7 @@ export function checkWholeEventTexts(check: CandidateCheck): void {
             `${said.where.join(", ")} ${said.where.length > 1 ? "have" : "has"} ${cues[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${event.eventId}'s text has ${source}`,
           );
       }
-    if (said.texts.length > 0) flagDroppedModality(check, event, said);
+    if (said.texts.length > 0) checkDroppedAdvice(check, event, said);
     const coverage = coverageOf(event.text, said);
     if (coverage.ratio >= Math.max(required, THIN_RESTATEMENT_WARNING)) continue;
     const detail = `${said.where.join(", ")} keep ${coverage.ratio.toFixed(2)} of ${event.eventId}'s content words; not restated: ${coverage.lost.slice(0, 8).join(", ")}`;
@@ -159,26 +159,19 @@ export function checkWholeEventTexts(check: CandidateCheck): void {
 
 /**
  * A "should" of a whole event that the texts restating it drop (`review.approvals: 2 — "before
- * merge"` for "PRs should get 2 approvals before merge" reads as a hard rule): flagged
- * `modality-dropped` and put to the judge when one is configured, not refused (CONTRACT §4b
- * "Whole-event text"). Only advice words count: a permission's "may" is what its scopes say.
+ * merge"` for "PRs should get 2 approvals before merge" reads as a hard rule): value-changed
+ * (CONTRACT §4b "Whole-event text"). Only advice words count: a permission's "may" is what its
+ * scopes say, and a value-only restatement is not a text that could keep it.
  */
-function flagDroppedModality(check: CandidateCheck, event: SequencedEvent, said: Restating): void {
+function checkDroppedAdvice(check: CandidateCheck, event: SequencedEvent, said: Restating): void {
   if (!ADVICE.test(event.text ?? "") || said.texts.some((text) => ADVICE.test(text))) return;
-  const where = said.where.join(", ");
-  check.warnings.push({
-    code: "modality-dropped",
-    detail: `${where} restate${said.where.length > 1 ? "" : "s"} ${event.eventId} without its "should": ${shorten(event.text ?? "")}`,
-  });
-  check.undecided.push({
-    kind: "claim",
-    where,
-    text: said.texts.join("; "),
-    derivedFrom: [event.eventId],
-    key: null,
-    scope: null,
-    support: 1,
-  });
+  check.add(
+    "value-changed",
+    null,
+    null,
+    event.eventId,
+    `${said.where.join(", ")} restate${said.where.length > 1 ? "" : "s"} ${event.eventId} without its advice ("should"): ${shorten(event.text ?? "")}`,
+  );
 }
 const ADVICE = /\b(?:should|shouldn't|ought to|recommended|preferably|ideally)\b|应该|应当|最好|建议/iu;
 

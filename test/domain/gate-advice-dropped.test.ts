@@ -4,7 +4,7 @@ import { candidate, contextOf, log, settled } from "../support/builders.ts";
 
 /**
  * CONTRACT §4b "Whole-event text": a whole event's "should" that the texts restating it drop is
- * flagged `modality-dropped` and put to the judge (issue 39: `review.approvals: 2 approval —
+ * value-changed (issue 39: `review.approvals: 2 approval —
  * "before merge"` for a rule that PRs should get two approvals, read as a hard requirement).
  */
 const rule = log({
@@ -22,21 +22,16 @@ const assess = (text: string) =>
   );
 
 describe("a whole event's 'should' dropped by the texts restating it", () => {
-  it("is flagged and put to the judge, the verdict unchanged", () => {
-    const { report, undecided } = assess("before merge");
-    expect(report.verdict).toBe("pass");
-    expect(report.warnings?.map((w) => w.code)).toContain("modality-dropped");
-    expect(undecided).toContainEqual(
-      expect.objectContaining({ kind: "claim", text: "before merge", derivedFrom: ["rv-1"] }),
-    );
+  it("is refused", () => {
+    expect(assess("before merge").report.reasons.map((r) => `${r.code} ${r.eventId} ${r.detail}`)).toEqual([
+      expect.stringMatching(/^value-changed rv-1 claims\[0\] restates rv-1 without its advice \("should"\)/),
+    ]);
   });
 
   it.each(["should get them before merge", "PRs to payments-api should get 2 approvals before merge"])(
-    "is not flagged when the text keeps it: %j",
+    "passes when the text keeps it: %j",
     (text) => {
-      const { report, undecided } = assess(text);
-      expect(report.warnings?.map((w) => w.code) ?? []).not.toContain("modality-dropped");
-      expect(undecided).toEqual([]);
+      expect(assess(text).report.reasons).toEqual([]);
     },
   );
 });
