@@ -41,7 +41,7 @@ const SCOPE_WORDS: ReadonlySet<string> = new Set([
 ]);
 /** Phrases these words begin that place nothing ("keep her in the loop", "be there on time"). */
 const IDIOMS =
-  /^(?:in (?:the loop|place|advance|general|case|touch|person|time|mind|charge)|on (?:time|track|board|hold|call|top))\b/u;
+  /^(?:in (?:the loop|place|advance|general|case|any case|touch|person|time|mind|charge|order|full|particular|fact|addition|short|total)|on (?:time|track|board|hold|call|top|purpose|behalf)|for (?:example|instance|sure|good))\b/u;
 const PHRASE_END: ReadonlySet<string> = new Set([
   "and",
   "or",

@@ -37,6 +37,7 @@ describe("scope phrases of a rule's text", () => {
       ["outside business hours", "during the freeze"],
     ],
     ["From now on treat shared-facility labels as unsafe.", []],
+    ["For example, never pay in full in advance for vendors.", ["for vendors"]],
     ["Never refund more than USD 250 for a single order without a human.", ["for a single order"]],
     ["Budget for 2026 is fixed.", []],
   ])("%j has %j", (text, raws) => {
