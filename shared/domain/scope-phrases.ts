@@ -7,7 +7,7 @@ import { contentWords } from "./text-support.ts";
  * another such word, or at a word that starts a new part of the sentence ("and", "if", "when",
  * "must" …). "Never use vendor X for alpha" has one, "alpha". A phrase holding a number or date
  * is left to the mention checks (a changed or dropped number or date is refused there), and "from
- * now on" places nothing. Each phrase is given as its content words (reduced, as text support
+ * now on" and idioms ("in the loop", "on time", "for example") place nothing. Each phrase is given as its content words (reduced, as text support
  * reads them); one with none (a stop word alone) is not given.
  */
 export function scopePhrases(text: string): Array<{ raw: string; words: readonly string[] }> {

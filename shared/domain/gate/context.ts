@@ -192,13 +192,13 @@ export function holdsMention(held: HeldTokens, mention: Mention): boolean {
   return held.ids.has(mention.key);
 }
 
+const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?$/u;
+
 /**
  * A local date-time written whole (`2026-12-16 18:30`, no offset) is held where its day and its
  * hour and minute are, each as written: "Dec 16 at her place, 18:30" holds it (the converse of
  * holdMentions). One written with an offset or zone (`22:00 UTC`) is an instant, compared as one.
  */
-const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?$/u;
-
 function holdsDateTimeParts(held: HeldTokens, raw: string): boolean {
   if (!LOCAL_DATE_TIME.test(raw)) return false;
   const parts = dateTimeParts(raw);

@@ -41,7 +41,7 @@ export function checkScopeWords(check: CandidateCheck): void {
           claim.key,
           claim.scope,
           id,
-          `claims[${index}] restates ${id}'s ${source.kind} without its scope ${dropped.map((p) => `"${p.raw}"`).join(", ")}: none of its words is in the claim's text, value, key or scope`,
+          `claims[${index}] restates ${id}'s ${source.kind} without its scope ${dropped.map((p) => `"${p.raw}"`).join(", ")}: none of its words is in the claim's text, its value or its key beyond its scope`,
         );
     }
   });
