@@ -7,7 +7,8 @@ import { contentWords } from "./text-support.ts";
  * another such word, or at a word that starts a new part of the sentence ("and", "if", "when",
  * "must" …). "Never use vendor X for alpha" has one, "alpha". A phrase holding a number or date
  * is left to the mention checks (a changed or dropped number or date is refused there), and "from
- * now on" and idioms ("in the loop", "on time", "for example") place nothing. Each phrase is given as its content words (reduced, as text support
+ * now on" and idioms ("in the loop", "on time", "for example") place nothing. In Chinese, the
+ * first four Han characters after 仅限, 只在, 仅用于 and the like ("仅限法务频道": 法务频道). Each phrase is given as its content words (reduced, as text support
  * reads them); one with none (a stop word alone) is not given.
  */
 export function scopePhrases(text: string): Array<{ raw: string; words: readonly string[] }> {
@@ -27,8 +28,19 @@ export function scopePhrases(text: string): Array<{ raw: string; words: readonly
       if (content.length > 0) phrases.push({ raw: `${word} ${phrase.join(" ")}`, words: content });
     });
   }
+  for (const match of normalizeForExtraction(text).matchAll(HAN_SCOPE)) {
+    const phrase = (match[2] ?? "").slice(0, MAX_HAN_PHRASE);
+    const content = contentWords(phrase);
+    if (content.length > 0 && !/\p{N}/u.test(phrase))
+      phrases.push({ raw: `${match[1]}${phrase}`, words: content });
+  }
   return phrases;
 }
+
+/** 仅限法务频道 ("only the legal channel"): the Han run after 仅限, 只在, 仅用于 …, its first characters. */
+const HAN_SCOPE =
+  /(仅限|只限|仅在|只在|仅对|只对|仅供|只供|仅用于|只用于|仅适用于|只适用于)([\p{Script=Han}]+)/gu;
+const MAX_HAN_PHRASE = 4;
 
 const SCOPE_WORDS: ReadonlySet<string> = new Set([
   "for",

@@ -40,6 +40,7 @@ describe("scope phrases of a rule's text", () => {
     ["For example, never pay in full in advance for vendors.", ["for vendors"]],
     ["Never refund more than USD 250 for a single order without a human.", ["for a single order"]],
     ["Budget for 2026 is fixed.", []],
+    ["定价底线备忘录仅限法务频道，不要外传。", ["仅限法务频道"]],
   ])("%j has %j", (text, raws) => {
     expect(scopePhrases(text).map((phrase) => phrase.raw)).toEqual(raws);
   });
@@ -86,5 +87,20 @@ describe("a rule restated without its scope", () => {
 
   it("leaves a note that does not restate the rule alone", () => {
     expect(codes(restated("Pricing memo is sensitive; legal channel."))).not.toContain("value-changed");
+  });
+});
+
+describe("a Chinese rule restated without its scope", () => {
+  const rule = log({ eventId: "c-2", kind: "constraint", text: "定价底线备忘录仅限法务频道，不要外传。" });
+  const restated = (text: string) =>
+    gate(rule, candidate({ claims: [settled("memo.sharing", { text }, ["c-2"])] }));
+
+  it("passes the scope kept, in the sources' characters", () => {
+    expect(restated("定价底线备忘录仅限法务频道，不要外传").reasons).toEqual([]);
+    expect(restated("备忘录不要外传，仅限法务").reasons).toEqual([]);
+  });
+
+  it("refuses it dropped", () => {
+    expect(codes(restated("定价底线备忘录不要外传"))).toContain("value-changed");
   });
 });

@@ -1,7 +1,7 @@
 import { extractMentions } from "../mentions.ts";
 import type { SequencedEvent } from "../schemas.ts";
 import { scopePhrases } from "../scope-phrases.ts";
-import { contentWords } from "../text-support.ts";
+import { contentWords, supportingWordsOf, supportsWord } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
 import { BINDING_KINDS } from "./text-support-check.ts";
 
@@ -23,7 +23,9 @@ export function checkScopeWords(check: CandidateCheck): void {
     // The claim's own words: its texts, its value, and what its key says beyond its scope.
     const scopeWords = new Set(wordsOfName(claim.scope));
     const held = new Set([
-      ...[...texts, valueWords(claim.value)].flatMap((text) => wordsOfName(text)),
+      ...[...texts, valueWords(claim.value)].flatMap((text) =>
+        supportingWordsOf(text.replace(NAME_PUNCTUATION, " ")),
+      ),
       ...wordsOfName(claim.key).filter((word) => !scopeWords.has(word)),
     ]);
     for (const id of claim.derivedFrom) {
@@ -33,7 +35,7 @@ export function checkScopeWords(check: CandidateCheck): void {
       const sourceCues = extractMentions(source.text).cues;
       if (!RULE_CUES.some((cls) => sourceCues[cls] > 0 && cues.some((c) => c[cls] > 0))) continue;
       const dropped = scopePhrases(source.text).filter(
-        (phrase) => !phrase.words.some((word) => held.has(word)),
+        (phrase) => !phrase.words.some((word) => supportsWord(held, word)),
       );
       if (dropped.length > 0)
         check.add(
