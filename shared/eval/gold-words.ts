@@ -1,6 +1,6 @@
 import type { Recall } from "#app/recall.ts";
 import { renderRecallText } from "#app/recall-text.ts";
-import { extractMentions, type Mention, monthDayOf, monthOf } from "#domain/mentions.ts";
+import { dateTimeParts, extractMentions, type Mention, monthDayOf, monthOf } from "#domain/mentions.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { summaryRecall } from "./compression.ts";
 import type { GoldFact } from "./synthetic.ts";
@@ -11,7 +11,8 @@ import type { GoldFact } from "./synthetic.ts";
  * evidence events, rendered as recall text (CONTRACT §5a) exactly as an agent reads them, hold every
  * word (an entry that is a list: one of its alternatives). The summary prose does not count: it
  * cites no event. A word holding a number, date or id is held when the lines hold them by meaning,
- * as the gate reads them (12,500 = 12500; "Dec 18" is held by 2026-12-18; 1.45M = 1,450,000), or
+ * as the gate reads them (12,500 = 12500; "Dec 18" is held by 2026-12-18, and "Dec 16" and "18:30"
+ * by 2026-12-16 18:30; 1.45M = 1,450,000), or
  * hold its words as written; words whole and case-insensitive, accents folded, a plural "s"
  * allowed ("SEV2" in "SEV2s"), a hyphenated word also written joined ("signoff"); Chinese as
  * written. A contested fact also needs one of those
@@ -90,10 +91,15 @@ function wordsOf(text: string): string[] {
 /** What a served mention holds: a number with and without its unit, a day's month-day and month too. */
 function heldKeys(mention: Mention): string[] {
   if (mention.kind === "number") return [`n:${mention.number}`, `u:${mention.key}`];
-  if (mention.kind === "date")
-    return [mention.key, monthDayOf(mention.key), monthOf(mention.key)].filter(
-      (key): key is string => key !== null,
-    );
+  if (mention.kind === "date") {
+    // A date-time as written (`2026-12-16 18:30`) also holds its day and its hour and minute.
+    const parts = dateTimeParts(mention.raw);
+    const days = parts === null ? [mention.key] : [mention.key, parts.day];
+    return [
+      ...days.flatMap((key) => [key, monthDayOf(key), monthOf(key)]),
+      ...(parts?.numbers ?? []).map((number) => `n:${number}`),
+    ].filter((key): key is string => key !== null);
+  }
   return [`id:${mention.key}`];
 }
 

@@ -115,5 +115,12 @@ describe("the gold facts of the realistic logs", () => {
       body([claim("x", { value: { date: "2026-12-08" }, status, derivedFrom: ["wei-12"] })]);
     expect(servedFact(dispute, launch("contested")).kept).toBe(true);
     expect(servedFact(dispute, launch("settled")).kept).toBe(false);
+
+    // A date-time as written holds its day and its hour and minute, and only those.
+    const party = { subject: "s", evidence: ["rl-43"], contested: false, words: ["Dec 16", "18:30"] };
+    const at = (text: string) => body([claim(text, { derivedFrom: ["rl-43"] })]);
+    expect(servedFact(party, at("2026-12-16 18:30 at her place")).kept).toBe(true);
+    expect(servedFact(party, at("2026-12-17 18:30 at her place")).missing).toEqual(["Dec 16"]);
+    expect(servedFact(party, at("2026-12-16 19:30 at her place")).missing).toEqual(["18:30"]);
   });
 });
