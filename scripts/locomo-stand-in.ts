@@ -1,7 +1,7 @@
 // Hands the requests `memgate eval --locomo` parks at the stand-in model (scripts/stand-in-model.ts)
 // to stand-ins in batches, and puts their answers back, each under its own request's number.
 //
-//   npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N]
+//   npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] [--skip BATCH_FILE,…]
 //   npx tsx scripts/locomo-stand-in.ts collect BATCH_DIR STAND_IN_DIR
 //
 // `batch` writes one file a stand-in reads whole (BATCH_DIR/<name>.md) for the requests not answered
@@ -12,7 +12,8 @@
 // (a consolidation, a grading batch) is a file of its own. Each file says where the answer goes:
 // BATCH_DIR/answers/<name>.json, one JSON object mapping each request's number to its answer object.
 // With --every N, an answering request is batched only when its question is one `memgate eval
-// --every N` asks (the 1st, 1 + N-th, … of its conversation); the others wait.
+// --every N` asks (the 1st, 1 + N-th, … of its conversation); the others wait. --skip leaves out
+// the requests of batch files already handed out (their answers are on the way).
 // `collect` writes each answer, as the stand-in wrote it, to STAND_IN_DIR/answers/<n>.json.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -78,7 +79,7 @@ function whole(request: Parked): string {
   ].join("\n");
 }
 
-function batchCommand(standIn: string, locomoFile: string, out: string, every: number) {
+function batchCommand(standIn: string, locomoFile: string, out: string, every: number, skip: Set<number>) {
   const conversations = parseLocomo(readFileSync(locomoFile, "utf8"), locomoFile);
   const conversationOf = (material: string) =>
     conversations.find((c) => c.speakers.every((speaker) => material.includes(speaker)));
@@ -86,7 +87,7 @@ function batchCommand(standIn: string, locomoFile: string, out: string, every: n
     (conversations.find((c) => c.id === id)?.questions ?? []).some(
       (q, index) => index % every === 0 && q.question.trim() === question,
     );
-  const requests = parked(standIn);
+  const requests = parked(standIn).filter((request) => !skip.has(request.n));
   mkdirSync(join(out, "answers"), { recursive: true });
   const memory = new Map<string, Parked[]>();
   const full = new Map<string, Parked[]>();
@@ -188,15 +189,28 @@ function collectCommand(out: string, standIn: string) {
   process.stdout.write(`${written} answers written to ${join(standIn, "answers")}\n`);
 }
 
+/** The request numbers a batch file hands out (its answer note lists them). */
+function requestNumbersIn(batch: string): number[] {
+  const listed = /whose keys are the request numbers \(([\d, ]+)\)/u.exec(batch)?.[1];
+  if (listed === undefined) throw new Error("not a batch file: it lists no request numbers");
+  return listed.split(",").map((n) => Number(n.trim()));
+}
+
 const [command, ...args] = process.argv.slice(2);
 const everyAt = args.indexOf("--every");
 const every = everyAt >= 0 ? Number(args.splice(everyAt, 2)[1]) : 1;
+const skipAt = args.indexOf("--skip");
+const skip = new Set(
+  (skipAt >= 0 ? (args.splice(skipAt, 2)[1] ?? "").split(",") : [])
+    .filter((file) => file !== "")
+    .flatMap((file) => requestNumbersIn(readFileSync(file, "utf8"))),
+);
 if (command === "batch" && args.length === 3 && Number.isInteger(every) && every >= 1)
-  batchCommand(args[0] as string, args[1] as string, args[2] as string, every);
+  batchCommand(args[0] as string, args[1] as string, args[2] as string, every, skip);
 else if (command === "collect" && args.length === 2) collectCommand(args[0] as string, args[1] as string);
 else {
   process.stderr.write(
-    "usage: npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] | collect BATCH_DIR STAND_IN_DIR\n",
+    "usage: npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] [--skip BATCH_FILE,…] | collect BATCH_DIR STAND_IN_DIR\n",
   );
   process.exit(2);
 }
