@@ -16,7 +16,7 @@ const root = join(import.meta.dirname, "..");
 const file = process.env.LOCOMO_FILE ?? join(root, "..", "shared", "data", "locomo", "locomo5.json");
 const recorded = join(import.meta.dirname, "locomo", "recorded");
 // The recorded answers answer every EVERY-th question of each conversation (memgate eval --every).
-const EVERY = process.env.LOCOMO_EVERY ?? "4";
+const EVERY = process.env.LOCOMO_EVERY ?? "8";
 
 function evaluate(args: string[]): LocomoReport {
   const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
