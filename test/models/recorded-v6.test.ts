@@ -4,7 +4,7 @@ import { appendEvents } from "#app/append.ts";
 import { loadPrompt } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
-import { logEvents as events, modelDeps } from "./fixtures.ts";
+import { CHAT_LOGS, logEvents as events, modelDeps } from "./fixtures.ts";
 
 /**
  * Real answers to consolidate-v6 (the prompt that asks for relative time resolved against each
@@ -18,6 +18,18 @@ const RECORDED_V6 = join(import.meta.dirname, "../fixtures/recorded-v6");
 const V6 = { prompt: loadPrompt("consolidate-v6") };
 
 describe("real answers to consolidate-v6, replayed", () => {
+  /** The subject's log appended and consolidated by the recorded answers: the published outcome. */
+  async function published(subject: string, logs?: string) {
+    const { deps } = modelDeps(`replay:${RECORDED_V6}`, {}, V6);
+    await appendEvents(deps, subject, events(subject, logs));
+    const outcome = await run(deps, await takeSnapshot(deps, subject));
+    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
+    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    expect(manifest.promptVersion).toBe("consolidate-v6");
+    expect(outcome.gate.reasons).toEqual([]);
+    return { outcome, attempts: manifest.generation?.attempts };
+  }
+
   it.each([
     "devops-ana",
     "family-assistant",
@@ -27,14 +39,21 @@ describe("real answers to consolidate-v6, replayed", () => {
     "support-bot",
     "travel-lin",
   ])("%s is published on the first try", async (subject) => {
-    const { deps } = modelDeps(`replay:${RECORDED_V6}`, {}, V6);
-    await appendEvents(deps, subject, events(subject));
-    const outcome = await run(deps, await takeSnapshot(deps, subject));
-    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
-    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
-    expect(manifest.promptVersion).toBe("consolidate-v6");
-    expect(manifest.generation?.attempts).toBe(1);
-    expect(outcome.gate.reasons).toEqual([]);
+    const { outcome, attempts } = await published(subject);
+    expect(attempts).toBe(1);
     expect(outcome.gate.stats.claims).toBeGreaterThan(20);
+  });
+
+  it.each(["demo", "mb-emily", "mb-gary", "mb-leo"])(
+    "the chat log %s is published on the first try",
+    async (subject) => {
+      const { outcome, attempts } = await published(subject, CHAT_LOGS);
+      expect(attempts).toBe(1);
+      expect(outcome.gate.stats.claims).toBeGreaterThan(5);
+    },
+  );
+
+  it("pm-wei is published on the repair attempt (its first answer translated a source label)", async () => {
+    expect((await published("pm-wei")).attempts).toBe(2);
   });
 });
