@@ -1,6 +1,7 @@
 import type { Recall } from "#app/recall.ts";
 import { renderRecallText } from "#app/recall-text.ts";
-import { dateTimeParts, extractMentions, type Mention, monthDayOf, monthOf } from "#domain/mentions.ts";
+import { type HeldTokens, holdMentions, holdsMention } from "#domain/gate/context.ts";
+import { extractMentions } from "#domain/mentions.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 import { summaryRecall } from "./compression.ts";
 import type { GoldFact } from "./synthetic.ts";
@@ -66,15 +67,16 @@ const HAN = /\p{Script=Han}/u;
 const HAN_CHARACTERS = /\p{Script=Han}/gu;
 
 function servedWords(text: string): { holds(word: string): boolean } {
-  const held = new Set<string>();
-  for (const mention of extractMentions(text).mentions) for (const key of heldKeys(mention)) held.add(key);
+  // Numbers, dates and ids read as the gate reads what an event holds (§4a held tokens).
+  const held: HeldTokens = { unitNumbers: new Set(), numbers: new Set(), dates: new Set(), ids: new Set() };
+  holdMentions(held, extractMentions(text).mentions);
   const plain = folded(text);
   const words = new Set(wordsOf(plain));
   const hasWord = (word: string) => words.has(word) || words.has(`${word}s`);
   return {
     holds(word) {
       const mentions = extractMentions(word).mentions;
-      if (mentions.length > 0 && mentions.every((mention) => held.has(wantedKey(mention)))) return true;
+      if (mentions.length > 0 && mentions.every((mention) => holdsMention(held, mention))) return true;
       const wanted = folded(word);
       if (HAN.test(wanted)) return plain.includes(wanted);
       // A hyphenated compound is the same word written joined ("sign-off" in `max_without_signoff`).
@@ -86,26 +88,4 @@ function servedWords(text: string): { holds(word: string): boolean } {
 /** Runs of letters and digits, a Han character never joined to a Latin word ("在Richmond"). */
 function wordsOf(text: string): string[] {
   return text.replace(HAN_CHARACTERS, " ").match(LATIN_WORD) ?? [];
-}
-
-/** What a served mention holds: a number with and without its unit, a day's month-day and month too. */
-function heldKeys(mention: Mention): string[] {
-  if (mention.kind === "number") return [`n:${mention.number}`, `u:${mention.key}`];
-  if (mention.kind === "date") {
-    // A date-time as written (`2026-12-16 18:30`) also holds its day and its hour and minute.
-    const parts = dateTimeParts(mention.raw);
-    const days = parts === null ? [mention.key] : [mention.key, parts.day];
-    return [
-      ...days.flatMap((key) => [key, monthDayOf(key), monthOf(key)]),
-      ...(parts?.numbers ?? []).map((number) => `n:${number}`),
-    ].filter((key): key is string => key !== null);
-  }
-  return [`id:${mention.key}`];
-}
-
-/** What a gold word's mention needs: a number with its unit when it has one. */
-function wantedKey(mention: Mention): string {
-  if (mention.kind === "number") return mention.hasUnit ? `u:${mention.key}` : `n:${mention.number}`;
-  if (mention.kind === "date") return mention.key;
-  return `id:${mention.key}`;
 }
