@@ -12,7 +12,7 @@
 // it the bench says so and records nothing.
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { canonicalDate } from "#domain/dates.ts";
+import { canonicalDate, monthDayOf, monthOf } from "#domain/dates.ts";
 import {
   buildGateContext,
   eventHeldTokens,
@@ -20,7 +20,7 @@ import {
   holdMentions,
   holdsMention,
 } from "#domain/gate/context.ts";
-import { extractMentions, type Mention, monthDayOf, monthOf } from "#domain/mentions.ts";
+import { extractMentions, type Mention } from "#domain/mentions.ts";
 import { readRelativeTime } from "#domain/relative-time.ts";
 import { DEFAULT_TRUST_POLICY, type SequencedEvent } from "#domain/schemas.ts";
 import { selectInputs } from "#domain/selector.ts";

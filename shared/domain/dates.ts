@@ -127,3 +127,32 @@ export function isoWeekday(day: string): number {
   // 1970-01-01 was a Thursday (4).
   return ((((daysFromCivil(year, month, date) + 3) % 7) + 7) % 7) + 1;
 }
+
+/** The month-day key a full-date key also stands for, or null for instants and month-days. */
+export function monthDayOf(key: string): string | null {
+  return key.startsWith("day:") ? `monthday:${key.slice(9)}` : null;
+}
+
+/**
+ * What a written date-time also holds (`2026-12-03 10:00` holds the day 2026-12-03 and the numbers
+ * 10 and 0 as written): prose restating it as "Dec 3 at 10:00" is supported by it. Null for
+ * anything but an ISO date-time.
+ */
+export function dateTimeParts(raw: string): { day: string; numbers: string[]; local: boolean } | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2})?/u.exec(raw);
+  if (!match) return null;
+  const day = calendarDay(Number(match[1]), Number(match[2]), Number(match[3]));
+  return day === null
+    ? null
+    : {
+        day: `day:${day}`,
+        numbers: [String(Number(match[4])), String(Number(match[5]))],
+        // Written with no offset or zone after it: a wall time, not an instant.
+        local: match[0].length === raw.length,
+      };
+}
+
+/** The month a day falls in (`day:2026-12-03` → `month:2026-12`): a held day holds its month. */
+export function monthOf(key: string): string | null {
+  return key.startsWith("day:") ? `month:${key.slice(4, 11)}` : null;
+}

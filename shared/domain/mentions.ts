@@ -296,30 +296,6 @@ function monthDayMention(month: number, day: number, raw: string): Mention | nul
   return canonical === null ? null : { kind: "date", key: `monthday:${canonical.slice(5)}`, raw };
 }
 
-/** The month-day key a full-date key also stands for, or null for instants and month-days. */
-export function monthDayOf(key: string): string | null {
-  return key.startsWith("day:") ? `monthday:${key.slice(9)}` : null;
-}
-
-/**
- * What a written date-time also holds (`2026-12-03 10:00` holds the day 2026-12-03 and the numbers
- * 10 and 0 as written): prose restating it as "Dec 3 at 10:00" is supported by it. Null for
- * anything but an ISO date-time.
- */
-export function dateTimeParts(raw: string): { day: string; numbers: string[] } | null {
-  const match = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})/u.exec(raw);
-  if (!match) return null;
-  const day = calendarDay(Number(match[1]), Number(match[2]), Number(match[3]));
-  return day === null
-    ? null
-    : { day: `day:${day}`, numbers: [String(Number(match[4])), String(Number(match[5]))] };
-}
-
-/** The month a day falls in (`day:2026-12-03` → `month:2026-12`): a held day holds its month. */
-export function monthOf(key: string): string | null {
-  return key.startsWith("day:") ? `month:${key.slice(4, 11)}` : null;
-}
-
 function monthYearMention(year: number, month: number, raw: string): Mention {
   return month >= 1 && month <= 12 && year > 0
     ? { kind: "date", key: `month:${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}`, raw }

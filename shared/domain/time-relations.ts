@@ -1,4 +1,5 @@
-import { extractMentions, monthDayOf, normalizeForExtraction } from "./mentions.ts";
+import { monthDayOf } from "./dates.ts";
+import { extractMentions, normalizeForExtraction } from "./mentions.ts";
 
 /**
  * Which side of a date a text places a thing (CONTRACT §4b "Time relations"): `upTo` for "by",

@@ -1,8 +1,8 @@
 import { positionKey } from "../conflicts.ts";
-import { canonicalDate } from "../dates.ts";
+import { canonicalDate, dateTimeParts, monthDayOf, monthOf } from "../dates.ts";
 import { eventTime } from "../event-time.ts";
 import type { Mention } from "../mentions.ts";
-import { dateTimeParts, extractMentions, IMPOSSIBLE_DATE, monthDayOf, monthOf } from "../mentions.ts";
+import { extractMentions, IMPOSSIBLE_DATE } from "../mentions.ts";
 import type { MustPreserveItem } from "../must-preserve.ts";
 import { mustPreserveSet } from "../must-preserve.ts";
 import { canonicalQuantity, parseDecimal, quantityKey } from "../quantity.ts";
@@ -192,17 +192,16 @@ export function holdsMention(held: HeldTokens, mention: Mention): boolean {
   return held.ids.has(mention.key);
 }
 
-const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?$/u;
-
 /**
  * A local date-time written whole (`2026-12-16 18:30`, no offset) is held where its day and its
  * hour and minute are, each as written: "Dec 16 at her place, 18:30" holds it (the converse of
  * holdMentions). One written with an offset or zone (`22:00 UTC`) is an instant, compared as one.
  */
 function holdsDateTimeParts(held: HeldTokens, raw: string): boolean {
-  if (!LOCAL_DATE_TIME.test(raw)) return false;
   const parts = dateTimeParts(raw);
-  return parts !== null && held.dates.has(parts.day) && parts.numbers.every((n) => held.numbers.has(n));
+  return (
+    parts?.local === true && held.dates.has(parts.day) && parts.numbers.every((n) => held.numbers.has(n))
+  );
 }
 
 export function holdMentions(held: HeldTokens, mentions: readonly Mention[]): void {

@@ -1,5 +1,6 @@
+import { monthDayOf } from "../dates.ts";
 import type { TextMentions } from "../mentions.ts";
-import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, monthDayOf, noCues } from "../mentions.ts";
+import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, noCues } from "../mentions.ts";
 import { contributesMentions, eventMentions } from "../must-preserve.ts";
 import type { SequencedEvent, ValueData } from "../schemas.ts";
 import type { CandidateCheck } from "./candidate-check.ts";

@@ -1,5 +1,3 @@
-import { extractMentions } from "../mentions.ts";
-import type { SequencedEvent } from "../schemas.ts";
 import { scopePhrases } from "../scope-phrases.ts";
 import { contentWords, supportingWordsOf, supportsWord } from "../text-support.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
@@ -20,6 +18,17 @@ export function checkScopeWords(check: CandidateCheck): void {
     );
     if (texts.length === 0) return;
     const cues = texts.map((text) => check.mentionsIn(text).cues);
+    // Its sources that state a rule the texts restate as one (a cue class both hold).
+    const rules = claim.derivedFrom.flatMap((id) => {
+      const source = check.context.eventsById.get(id);
+      if (source?.text === undefined || !BINDING_KINDS.has(source.kind)) return [];
+      if (!check.context.selection.validIds.has(id)) return [];
+      const sourceCues = check.mentionsIn(source.text).cues;
+      return RULE_CUES.some((cls) => sourceCues[cls] > 0 && cues.some((c) => c[cls] > 0))
+        ? [{ id, kind: source.kind, text: source.text }]
+        : [];
+    });
+    if (rules.length === 0) return;
     // The claim's own words: its texts, its value, and what its key says beyond its scope.
     const scopeWords = new Set(wordsOfName(claim.scope));
     const held = new Set([
@@ -28,13 +37,8 @@ export function checkScopeWords(check: CandidateCheck): void {
       ),
       ...wordsOfName(claim.key).filter((word) => !scopeWords.has(word)),
     ]);
-    for (const id of claim.derivedFrom) {
-      const source = check.context.eventsById.get(id) as SequencedEvent | undefined;
-      if (source === undefined || !check.context.selection.validIds.has(id)) continue;
-      if (!BINDING_KINDS.has(source.kind) || source.text === undefined) continue;
-      const sourceCues = extractMentions(source.text).cues;
-      if (!RULE_CUES.some((cls) => sourceCues[cls] > 0 && cues.some((c) => c[cls] > 0))) continue;
-      const dropped = scopePhrases(source.text).filter(
+    for (const rule of rules) {
+      const dropped = scopePhrases(rule.text).filter(
         (phrase) => !phrase.words.some((word) => supportsWord(held, word)),
       );
       if (dropped.length > 0)
@@ -42,8 +46,8 @@ export function checkScopeWords(check: CandidateCheck): void {
           "value-changed",
           claim.key,
           claim.scope,
-          id,
-          `claims[${index}] restates ${id}'s ${source.kind} without its scope ${dropped.map((p) => `"${p.raw}"`).join(", ")}: none of its words is in the claim's text, its value or its key beyond its scope`,
+          rule.id,
+          `claims[${index}] restates ${rule.id}'s ${rule.kind} without its scope ${dropped.map((p) => `"${p.raw}"`).join(", ")}: none of its words is in the claim's text, its value or its key beyond its scope`,
         );
     }
   });
