@@ -1,25 +1,22 @@
 import { z } from "zod";
-import { keyScope, positionKey } from "#domain/conflicts.ts";
-import { latestReadingIn, ReadingRules } from "#domain/readings.ts";
+import { ReadingRules } from "#domain/readings.ts";
 import type {
   Claim,
   ConflictRef,
   ConsolidationOutput,
   MemoryEvent,
   PendingItem,
-  Polarity,
   SequencedEvent,
   Snapshot,
-  ValueData,
 } from "#domain/schemas.ts";
 import type { SearchHit } from "#domain/search-index.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
 import { countTokens } from "#domain/tokens.ts";
-import { canonicalValue } from "#domain/values.ts";
 import { InputError } from "#ports/errors.ts";
 import { neverPause, type Pause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
+import { type EarlierReading, earlierReadingsAmong } from "./recall-readings.ts";
 
 import {
   type RecallSection,
@@ -50,6 +47,8 @@ import {
  * equal to the clock's, the artifact PUBLISHED and not STALE); revoked, superseded and untrusted
  * events are never served, and no call reads the whole log.
  */
+
+export type { EarlierReading } from "./recall-readings.ts";
 
 export interface Recall {
   mode: "summary" | "raw";
@@ -114,19 +113,6 @@ export interface Recall {
    * (artifacts built before it did). Raw mode: 0 (every valid event is served, a page at a time).
    */
   coldInputs: number | null;
-}
-
-/** One position of a served event that a later reading superseded by time. */
-export interface EarlierReading {
-  eventId: string;
-  key: string;
-  scope: string;
-  polarity: Polarity;
-  value: ValueData;
-  /** When it was read (the event's occurredAt), null when the event has none. */
-  occurredAt: string | null;
-  /** The event whose reading holds on (key, scope). */
-  latest: string;
 }
 
 /** An event no page can serve within the budget asked for: its id, sequence and size in tokens. */
@@ -820,60 +806,6 @@ async function validPage(
     }
   }
   return page(null);
-}
-
-/**
- * The positions of `events` that are earlier readings: for each (key, scope) the rules name among
- * their assertions, the reading that holds is found from the conflict index (its holders' times,
- * validity asked newest first), never from the whole log.
- */
-async function earlierReadingsAmong(
-  deps: Pick<Deps, "events">,
-  subject: string,
-  rules: ReadingRules,
-  resolver: StandingResolver,
-  events: readonly SequencedEvent[],
-): Promise<EarlierReading[]> {
-  if (rules.empty) return [];
-  const keyScopes = new Map<string, { key: string; scope: string }>();
-  for (const event of events)
-    for (const { key, scope } of event.assertions ?? [])
-      if (rules.covers(key, scope)) keyScopes.set(keyScope(key, scope), { key, scope });
-  if (keyScopes.size === 0) return [];
-  const latestOn = new Map<string, { eventId: string; positions: string[] }>();
-  for (const entry of await deps.events.readingIndex(subject, [...keyScopes.values()])) {
-    const latest = await latestReadingIn(entry, entry.key, entry.scope, {
-      events: async (ids) => {
-        await resolver.prefetch(ids);
-        const found = new Map<string, SequencedEvent>();
-        for (const id of ids) {
-          const acted = await resolver.acted(id);
-          if (acted) found.set(id, acted.event);
-        }
-        return found;
-      },
-      isValidInput: (id) => resolver.isValidInput(id),
-    });
-    if (latest) latestOn.set(keyScope(entry.key, entry.scope), latest);
-  }
-  const earlier: EarlierReading[] = [];
-  for (const event of events)
-    for (const assertion of event.assertions ?? []) {
-      const latest = latestOn.get(keyScope(assertion.key, assertion.scope));
-      if (!latest || !rules.covers(assertion.key, assertion.scope)) continue;
-      if (latest.positions.includes(positionKey(assertion.polarity, canonicalValue(assertion.value))))
-        continue;
-      earlier.push({
-        eventId: event.eventId,
-        key: assertion.key,
-        scope: assertion.scope,
-        polarity: assertion.polarity,
-        value: assertion.value,
-        occurredAt: event.occurredAt ?? null,
-        latest: latest.eventId,
-      });
-    }
-  return earlier;
 }
 
 const Cursor = z.object({ after: z.number().int().nonnegative() });
