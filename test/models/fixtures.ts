@@ -4,11 +4,13 @@ import { join } from "node:path";
 import { MemoryQueue } from "#adapters/embedded/memory-queue.ts";
 import { SqliteStore } from "#adapters/embedded/sqlite-store.ts";
 import { type ModelOptions, modelNamed } from "#adapters/models/models.ts";
+import { appendEvents } from "#app/append.ts";
 import type { Deps } from "#app/deps.ts";
 import { NO_FAILPOINTS } from "#app/failpoints.ts";
 import type { ModelSettings } from "#app/one-prompt.ts";
 import { loadPrompt } from "#app/prompts.ts";
-import { readInputs } from "#app/snapshot.ts";
+import { run } from "#app/run.ts";
+import { readInputs, takeSnapshot } from "#app/snapshot.ts";
 import { consolidate } from "#domain/consolidator.ts";
 import type { ConsolidationOutput } from "#domain/schemas.ts";
 
@@ -114,4 +116,21 @@ export async function honestAnswer(deps: Deps, subject: string): Promise<Consoli
   const snapshot = await deps.events.snapshot(subject);
   const { context } = await readInputs(deps, subject, snapshot.highWater);
   return consolidate(context);
+}
+
+/**
+ * A fixture log appended and consolidated by recorded answers (`replay:DIR`), published: its
+ * outcome and manifest (a refusal or failure throws, naming the subject).
+ */
+export async function publishedFromRecordings(
+  dir: string,
+  subject: string,
+  logs = LOGS,
+  overrides: Partial<Deps> = {},
+) {
+  const { deps } = modelDeps(`replay:${dir}`, {}, overrides);
+  await appendEvents(deps, subject, logEvents(subject, logs));
+  const outcome = await run(deps, await takeSnapshot(deps, subject));
+  if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
+  return { outcome, manifest: await deps.artifacts.readManifest(subject, outcome.artifactId) };
 }

@@ -10,6 +10,7 @@ import {
   logEvents as events,
   LOGS,
   modelDeps,
+  publishedFromRecordings,
   LOG_SUBJECTS as SUBJECTS,
 } from "./fixtures.ts";
 
@@ -47,11 +48,7 @@ const V3 = { prompt: loadPrompt("consolidate-v3") };
 
 describe("real answers to consolidate-v3, replayed", () => {
   it.each(SUBJECTS)("%s is published from its recorded answer", async (subject) => {
-    const { deps } = modelDeps(`replay:${RECORDED}`, {}, V3);
-    await appendEvents(deps, subject, events(subject));
-    const outcome = await run(deps, await takeSnapshot(deps, subject));
-    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
-    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    const { outcome, manifest } = await publishedFromRecordings(RECORDED, subject, LOGS, V3);
     expect(manifest.promptVersion).toBe("consolidate-v3");
     expect(manifest.generation?.attempts).toBe(ATTEMPTS[subject] ?? 1);
     expect(outcome.gate.reasons).toEqual([]);
@@ -94,11 +91,7 @@ const V4 = { prompt: loadPrompt("consolidate-v4") };
 
 describe("real answers to consolidate-v4, replayed", () => {
   it.each(ALL_LOGS)("%s is published from its recorded answer on the first try", async (subject, logs) => {
-    const { deps } = modelDeps(`replay:${RECORDED_V4}`, {}, V4);
-    await appendEvents(deps, subject, events(subject, logs));
-    const outcome = await run(deps, await takeSnapshot(deps, subject));
-    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
-    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    const { outcome, manifest } = await publishedFromRecordings(RECORDED_V4, subject, logs, V4);
     expect(manifest.promptVersion).toBe("consolidate-v4");
     expect(manifest.generation?.attempts).toBe(1);
     expect(outcome.gate.reasons).toEqual([]);
@@ -113,11 +106,7 @@ describe("real answers to consolidate-v4, replayed", () => {
  */
 describe("real answers to consolidate-v5 (the default prompt), replayed", () => {
   it.each(ALL_LOGS)("%s is published from its recorded answers", async (subject, logs) => {
-    const { deps } = modelDeps(`replay:${RECORDED_V5}`);
-    await appendEvents(deps, subject, events(subject, logs));
-    const outcome = await run(deps, await takeSnapshot(deps, subject));
-    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
-    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    const { outcome, manifest } = await publishedFromRecordings(RECORDED_V5, subject, logs);
     expect(manifest.promptVersion).toBe(DEFAULT_PROMPT_VERSION);
     expect(DEFAULT_PROMPT_VERSION).toBe("consolidate-v5");
     expect(manifest.generation?.attempts).toBe(ATTEMPTS[subject] ?? 1);

@@ -1,10 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { appendEvents } from "#app/append.ts";
 import { loadPrompt } from "#app/prompts.ts";
-import { run } from "#app/run.ts";
-import { takeSnapshot } from "#app/snapshot.ts";
-import { CHAT_LOGS, logEvents as events, modelDeps } from "./fixtures.ts";
+import { CHAT_LOGS, publishedFromRecordings } from "./fixtures.ts";
 
 /**
  * Real answers to consolidate-v6 (the prompt that asks for relative time resolved against each
@@ -18,13 +15,8 @@ const RECORDED_V6 = join(import.meta.dirname, "../fixtures/recorded-v6");
 const V6 = { prompt: loadPrompt("consolidate-v6") };
 
 describe("real answers to consolidate-v6, replayed", () => {
-  /** The subject's log appended and consolidated by the recorded answers: the published outcome. */
   async function published(subject: string, logs?: string) {
-    const { deps } = modelDeps(`replay:${RECORDED_V6}`, {}, V6);
-    await appendEvents(deps, subject, events(subject, logs));
-    const outcome = await run(deps, await takeSnapshot(deps, subject));
-    if (outcome.status !== "PUBLISHED") throw new Error(`${subject}: ${JSON.stringify(outcome)}`);
-    const manifest = await deps.artifacts.readManifest(subject, outcome.artifactId);
+    const { outcome, manifest } = await publishedFromRecordings(RECORDED_V6, subject, logs, V6);
     expect(manifest.promptVersion).toBe("consolidate-v6");
     expect(outcome.gate.reasons).toEqual([]);
     return { outcome, attempts: manifest.generation?.attempts };
