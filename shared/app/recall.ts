@@ -1,44 +1,30 @@
 import { z } from "zod";
 import { ReadingRules } from "#domain/readings.ts";
-import type {
-  Claim,
-  ConflictRef,
-  ConsolidationOutput,
-  MemoryEvent,
-  PendingItem,
-  SequencedEvent,
-  Snapshot,
-} from "#domain/schemas.ts";
-import type { SearchHit } from "#domain/search-index.ts";
+import type { ConsolidationOutput, SequencedEvent, Snapshot } from "#domain/schemas.ts";
 import { rawBeforeRecord, rawForRecord } from "#domain/serving.ts";
 import { StandingResolver } from "#domain/standing-resolver.ts";
-import { countTokens } from "#domain/tokens.ts";
 import { InputError } from "#ports/errors.ts";
-import { neverPause, type Pause } from "#ports/time.ts";
+import { neverPause } from "#ports/time.ts";
 import type { Deps } from "./deps.ts";
+import {
+  eventChars,
+  eventInScope,
+  JSON_MEASURE,
+  type OversizedEvent,
+  TEXT_MEASURES,
+  TokenBudget,
+} from "./recall-budget.ts";
+import {
+  RECALL_COLD_MATCHES,
+  RECALL_RANKED_HITS,
+  rankedHits,
+  type Searched,
+  SummaryParts,
+} from "./recall-parts.ts";
 import { type EarlierReading, earlierReadingsAmong } from "./recall-readings.ts";
-
-import {
-  type RecallSection,
-  type RecallSectionItems,
-  renderServedRecallText,
-  shownDay,
-  textFrameTokens,
-  textGroup,
-  textHeadingTokens,
-  textItemTokens,
-  textSkippedTokens,
-} from "./recall-text.ts";
+import { renderServedRecallText, textFrameTokens } from "./recall-text.ts";
 import type { TextVersion } from "./recall-text-lines.ts";
-import {
-  type ClaimPlan,
-  type ClaimRun,
-  type PartMeasure,
-  type PartTokens,
-  ServedArtifacts,
-  type ServedBody,
-  type ServedIndex,
-} from "./served-artifacts.ts";
+import { ServedArtifacts, type ServedBody, type ServedIndex } from "./served-artifacts.ts";
 
 /**
  * The recall use case: what an agent reads, the published summary with the newer valid events
@@ -48,6 +34,8 @@ import {
  * events are never served, and no call reads the whole log.
  */
 
+export type { OversizedEvent } from "./recall-budget.ts";
+export { RECALL_COLD_MATCHES, RECALL_RANKED_HITS } from "./recall-parts.ts";
 export type { EarlierReading } from "./recall-readings.ts";
 
 export interface Recall {
@@ -115,13 +103,6 @@ export interface Recall {
   coldInputs: number | null;
 }
 
-/** An event no page can serve within the budget asked for: its id, sequence and size in tokens. */
-export interface OversizedEvent {
-  eventId: string;
-  sequence: number;
-  tokens: number;
-}
-
 export interface RecallOptions {
   /** At most this many tokens (cl100k_base) in the answer's items and events. */
   budget?: number | undefined;
@@ -152,10 +133,6 @@ export const RECALL_PAGE_EVENTS = 1000;
  * (64 assertions of 16 KiB), so a page is bounded by its size as well as by its count.
  */
 export const RECALL_PAGE_BYTES = 5 * 1024 * 1024;
-/** Without a budget, at most this many cold events matching a query (the claims are all served). */
-export const RECALL_COLD_MATCHES = 20;
-/** Under a budget, at most this many of a query's best documents are offered (claims and cold events). */
-export const RECALL_RANKED_HITS = 200;
 
 const NOTHING_OMITTED: Recall["omitted"] = {
   claims: 0,
@@ -165,169 +142,6 @@ const NOTHING_OMITTED: Recall["omitted"] = {
   cold: 0,
   oversized: [],
 };
-
-/** What an item costs in a rendering; a section's heading is paid with its first item. */
-interface Measure extends PartMeasure {
-  heading(section: RecallSection): number;
-  /** The group an item is served under within its section, whose heading its first item pays. */
-  group<S extends RecallSection>(
-    section: S,
-    item: RecallSectionItems[S],
-  ): { group: string; tokens: number } | null;
-  /** The note naming an event skipped as larger than any page can serve. */
-  skipped(event: OversizedEvent): number;
-}
-
-/** An item as the JSON budget counts it: its JSON, the summary as its text. */
-function jsonTokens(section: RecallSection, item: unknown): number {
-  if (typeof item === "string") return countTokens(item);
-  if (EVENT_SECTIONS.has(section) && Object.isFrozen(item)) {
-    const measured = measuredEvent(item as SequencedEvent);
-    measured.tokens ??= countTokens(JSON.stringify(item));
-    return measured.tokens;
-  }
-  return countTokens(JSON.stringify(item));
-}
-
-const EVENT_SECTIONS: ReadonlySet<RecallSection> = new Set(["tail", "events", "matches"]);
-
-/**
- * A stored event's JSON size and (once counted) tokens, measured once per decoded event: a
- * decoded event is frozen and shared by every read of its body (`decodeStoredEvent`), and each
- * recall that pages over the same events would otherwise serialise and count each of them again.
- */
-function measuredEvent(event: SequencedEvent): { chars: number; tokens?: number } {
-  let measured = measuredEvents.get(event);
-  if (measured === undefined) {
-    measured = { chars: JSON.stringify(event).length };
-    measuredEvents.set(event, measured);
-  }
-  return measured;
-}
-
-const measuredEvents = new WeakMap<SequencedEvent, { chars: number; tokens?: number }>();
-
-/** An event's JSON length: what a page's size bound counts (measured once when frozen). */
-function eventChars(event: SequencedEvent): number {
-  return Object.isFrozen(event) ? measuredEvent(event).chars : JSON.stringify(event).length;
-}
-
-const JSON_MEASURE: Measure = {
-  rendering: "json",
-  item: (section, item) => jsonTokens(section, item),
-  heading: () => 0,
-  group: () => null,
-  skipped: () => 0,
-};
-const textMeasure = (version: TextVersion): Measure => ({
-  rendering: version === 2 ? "text" : "text-v1",
-  item: (section, item) => textItemTokens(section, item, version),
-  heading: textHeadingTokens,
-  group: (section, item) => textGroup(section, item, version),
-  skipped: textSkippedTokens,
-});
-const TEXT_MEASURES: Record<TextVersion, Measure> = { 1: textMeasure(1), 2: textMeasure(2) };
-
-/**
- * Spends a token budget item by item, in the order the caller offers them. In JSON it counts
- * every item it takes, budget or not: their sum is the answer's `servedTokens`.
- */
-class TokenBudget {
-  private used = 0;
-  /** What the rendering set aside beyond its items (the text's first line and notes). */
-  private reserved = 0;
-  /** What a page holding only its frame leaves its items: an item costing more is never served. */
-  private room: number | undefined;
-  /** The tokens of the items taken (headings and reserve aside). */
-  private items = 0;
-  private readonly opened = new Set<string>();
-  private readonly counting: boolean;
-  constructor(
-    readonly limit: number | undefined,
-    readonly measure: Measure,
-  ) {
-    this.room = limit;
-    this.counting = limit !== undefined || measure === JSON_MEASURE;
-  }
-  /**
-   * Sets aside what the rendering costs beyond its items (the text's first line and notes);
-   * `continued` is what a page continuing by cursor sets aside, which bounds what any page serves.
-   */
-  reserve(tokens: number, continued = tokens): void {
-    this.used += tokens;
-    this.reserved = tokens;
-    if (this.limit !== undefined) this.room = this.limit - continued;
-  }
-  /** What `reserve` set aside, when that alone is more than the budget (then no item fits). */
-  belowFrame(): { budget: number; needed: number } | null {
-    return this.limit !== undefined && this.reserved > this.limit
-      ? { budget: this.limit, needed: this.reserved }
-      : null;
-  }
-  /**
-   * True (and counted) when the item fits what is left; always true without a budget. `counted`
-   * gives the item's cost when it is known already (an artifact's parts, counted once).
-   */
-  take<S extends RecallSection>(section: S, item: RecallSectionItems[S], counted?: number): boolean {
-    return this.offer(section, item, counted) === "taken";
-  }
-  /**
-   * As `take`, telling apart an item that a later page can serve ("later") from one that no page
-   * can (`{tokens}`, its own cost: more than a page leaves its items).
-   */
-  offer<S extends RecallSection>(
-    section: S,
-    item: RecallSectionItems[S],
-    counted?: number,
-  ): "taken" | "later" | { tokens: number } {
-    if (!this.counting) return "taken";
-    const tokens = counted ?? this.measure.item(section, item);
-    if (this.limit !== undefined && this.room !== undefined) {
-      const group = this.measure.group(section, item);
-      const groupKey = group === null ? null : `${section}\u0000${group.group}`;
-      const heading =
-        (this.opened.has(section) ? 0 : this.measure.heading(section)) +
-        (group === null || this.opened.has(groupKey as string) ? 0 : group.tokens);
-      if (heading + tokens > this.room) return { tokens };
-      if (this.used + heading + tokens > this.limit) return "later";
-      this.used += heading + tokens;
-      this.opened.add(section);
-      if (groupKey !== null) this.opened.add(groupKey);
-    }
-    this.items += tokens;
-    return "taken";
-  }
-  /** Counts the note naming a skipped event; false (nothing counted) when it does not fit. */
-  noteSkipped(event: OversizedEvent): boolean {
-    if (this.limit === undefined) return true;
-    const cost = this.measure.skipped(event);
-    if (this.used + cost > this.limit) return false;
-    this.used += cost;
-    return true;
-  }
-  get limited(): boolean {
-    return this.limit !== undefined;
-  }
-  /** What is left of the budget (infinite without one). */
-  get remaining(): number {
-    return this.limit === undefined ? Number.POSITIVE_INFINITY : this.limit - this.used;
-  }
-  /** The tokens of the items taken: a JSON answer's `servedTokens`. */
-  get served(): number {
-    return this.items;
-  }
-}
-
-/** Whether something in `scope` is served to a recall for `wanted` (its scope and the global one). */
-function inScope(wanted: string | undefined, scope: string): boolean {
-  return wanted === undefined || scope === wanted || scope === "global";
-}
-
-/** An event is in a scope when it asserts nothing (it is about the subject) or asserts in it. */
-function eventInScope(wanted: string | undefined, event: MemoryEvent): boolean {
-  if (wanted === undefined || !event.assertions || event.assertions.length === 0) return true;
-  return event.assertions.some((assertion) => inScope(wanted, assertion.scope));
-}
 
 /**
  * Serves the summary plus its tail only when the alias's epoch equals the clock's, the artifact is
@@ -527,212 +341,6 @@ function reserveFrame(
 }
 
 const NO_MATCHES = { events: [] as SequencedEvent[], omitted: 0 };
-
-/**
- * A query's best documents (claims, pending items, cold events), best first: null without a
- * query or an index. Under a budget the best RECALL_RANKED_HITS are offered, the budget deciding
- * how many are served; without one, every claim is served and the best cold events up to
- * RECALL_COLD_MATCHES.
- */
-async function rankedHits(
-  index: ServedIndex,
-  options: RecallOptions,
-  limited: boolean,
-  pause: Pause,
-): Promise<Searched> {
-  if (options.query === undefined || options.query.trim() === "") return { hits: null, problem: null };
-  let hits: SearchHit[];
-  try {
-    hits = await (await index.search(pause)).search(options.query, RECALL_RANKED_HITS, pause);
-  } catch (error) {
-    // A damaged index never fails a recall: the summary is served without the query's hits.
-    return {
-      hits: null,
-      problem: error instanceof Error ? (error.message.split("\n")[0] ?? error.name) : String(error),
-    };
-  }
-  if (limited) return { hits, problem: null };
-  const cold = hits.filter((hit) => !hit.id.startsWith("#")).slice(0, RECALL_COLD_MATCHES);
-  const kept = new Set(cold.map((hit) => hit.id));
-  return { hits: hits.filter((hit) => hit.id.startsWith("#") || kept.has(hit.id)), problem: null };
-}
-
-/** A query's hits (null without a query), or why the index could not answer it. */
-interface Searched {
-  hits: SearchHit[] | null;
-  problem: string | null;
-}
-
-/**
- * The summary's parts served within the budget, in the budget's order (CONTRACT §6): the claims
- * that keep must-preserve items, the pending items, the unresolved conflicts (`first`); without a
- * query, the other claims and the summary, then the tail; with a query, the other claims and the
- * cold events by relevance (`hits`), the summary, the tail, then the claims the query did not
- * reach (`rest`). Within the first two groups a query's hits come first. What is served is restored
- * to the artifact's own order; a served cold event keeps its rank.
- */
-class SummaryParts {
-  private readonly keptClaims = new Set<number>();
-  private readonly offeredClaims = new Set<number>();
-  private keptPending: Array<{ item: PendingItem; index: number }> = [];
-  private keptConflicts: ConflictRef[] = [];
-  private keptSummary = false;
-  /** The rank of each pending item a query reached. */
-  private readonly pendingRank = new Map<number, number>();
-
-  constructor(
-    private readonly budget: TokenBudget,
-    private readonly artifact: ServedBody,
-    private readonly tokens: PartTokens,
-    private readonly plan: ClaimPlan,
-    private readonly ranked: readonly SearchHit[] | null,
-  ) {
-    for (const [rank, hit] of (ranked ?? []).entries())
-      if (hit.id.startsWith("#p")) this.pendingRank.set(Number(hit.id.slice(2)), rank);
-  }
-
-  /** No claim fits what the budget has left: offering more changes nothing. */
-  private get claimsFull(): boolean {
-    return this.budget.remaining < this.plan.smallestClaim;
-  }
-
-  private offerClaim(index: number): void {
-    this.offeredClaims.add(index);
-    const claim = this.artifact.body.claims[index] as Claim;
-    if (this.budget.take("claims", claim, this.tokens.claims[index])) this.keptClaims.add(index);
-  }
-
-  /**
-   * Offers the claims of `run` the query reached first (best first), then the others in order,
-   * passing over the stretches where no claim costs as little as what the budget has left, until
-   * MISFITS_IN_A_ROW claims in a row did not fit (CONTRACT §6 "Search": a full budget never walks
-   * the whole summary).
-   */
-  private offerClaims(run: ClaimRun): void {
-    let misfits = 0;
-    const offer = (index: number) => {
-      this.offerClaim(index);
-      misfits = this.keptClaims.has(index) ? 0 : misfits + 1;
-      return misfits < MISFITS_IN_A_ROW && !this.claimsFull;
-    };
-    for (const hit of this.ranked ?? []) {
-      const index = claimIndexOf(hit.id);
-      if (index !== null && !this.offeredClaims.has(index) && run.members.has(index) && !offer(index)) return;
-    }
-    for (let at = run.next(0, this.budget.remaining); at < run.indices.length; ) {
-      const index = run.indices[at] as number;
-      if (!this.offeredClaims.has(index) && !offer(index)) return;
-      at = run.next(at + 1, this.budget.remaining);
-    }
-  }
-
-  first(): void {
-    const { body } = this.artifact;
-    this.offerClaims(this.plan.mustPreserve);
-    this.keptPending = body.pending
-      .map((item, index) => ({ item, index, rank: this.pendingRank.get(index) ?? Number.POSITIVE_INFINITY }))
-      .sort((a, b) => a.rank - b.rank || a.index - b.index)
-      .filter((p) => this.budget.take("tasks", p.item, this.tokens.pending[p.index]))
-      .sort((a, b) => a.index - b.index);
-    this.keptConflicts = this.plan.conflicts
-      .filter((index) =>
-        this.budget.take(
-          "conflicts",
-          body.unresolvedConflicts[index] as ConflictRef,
-          this.tokens.unresolvedConflicts[index],
-        ),
-      )
-      .map((index) => body.unresolvedConflicts[index] as ConflictRef);
-    if (this.ranked === null) this.offerClaims(this.plan.all);
-  }
-
-  /**
-   * The query's other claims and cold events, best first, until the first that does not fit (CONTRACT
-   * §5a: "until the next does not fit"); the cold events served, and the cold hits left out (read or
-   * not: a hit is read from the store only when it is offered).
-   */
-  async hits(
-    deps: Pick<Deps, "events">,
-    snapshot: Snapshot,
-  ): Promise<{ events: SequencedEvent[]; omitted: number }> {
-    const served: SequencedEvent[] = [];
-    const hits = this.ranked ?? [];
-    // Left out: every cold hit not served but those out of scope (or gone from the store).
-    let unserved = hits.filter((hit) => !hit.id.startsWith("#")).length;
-    const result = () => ({ events: served, omitted: unserved });
-    // Cold events are read a window of hits at a time, each window twice the last: a budget is
-    // usually spent within the first.
-    let size = FIRST_HIT_WINDOW;
-    for (let start = 0; start < hits.length; start += size, size *= 2) {
-      const window = hits.slice(start, start + size);
-      const coldIds = window.map((hit) => hit.id).filter((id) => !id.startsWith("#"));
-      const stored =
-        coldIds.length === 0 ? new Map() : await deps.events.eventsById(snapshot.subject, coldIds);
-      for (const { id } of window) {
-        const index = claimIndexOf(id);
-        if (index !== null) {
-          if (!this.plan.all.members.has(index) || this.offeredClaims.has(index)) continue;
-          this.offerClaim(index);
-          if (!this.keptClaims.has(index)) return result();
-          continue;
-        }
-        if (id.startsWith("#")) continue;
-        const event = stored.get(id)?.event;
-        if (event === undefined || !eventInScope(this.plan.scope, event)) {
-          unserved--;
-          continue;
-        }
-        if (!this.budget.take("matches", event)) return result();
-        served.push(event);
-        unserved--;
-      }
-    }
-    return result();
-  }
-
-  summary(): void {
-    this.keptSummary = this.budget.take("summary", this.artifact.body.summary, this.tokens.summary);
-  }
-
-  /** The claims a query did not reach, after the tail. */
-  rest(): void {
-    if (this.ranked !== null) this.offerClaims(this.plan.all);
-  }
-
-  served(): Pick<Recall, "claims" | "pending" | "unresolvedConflicts" | "summary" | "days"> {
-    const claims = [...this.keptClaims]
-      .sort((a, b) => a - b)
-      .map((index) => this.artifact.body.claims[index] as Claim);
-    const pending = this.keptPending.map((p) => p.item);
-    return {
-      claims,
-      pending,
-      days: { claims: claims.map(shownDay), pending: pending.map(shownDay) },
-      unresolvedConflicts: this.keptConflicts,
-      summary: this.keptSummary ? this.artifact.body.summary : null,
-    };
-  }
-
-  omitted(): Pick<Recall["omitted"], "claims" | "pending" | "unresolvedConflicts" | "summary"> {
-    return {
-      claims: this.plan.all.indices.length - this.keptClaims.size,
-      pending: this.artifact.body.pending.length - this.keptPending.length,
-      unresolvedConflicts: this.plan.conflicts.length - this.keptConflicts.length,
-      summary: !this.keptSummary,
-    };
-  }
-}
-
-/** The claim a search document names (`#c<index>`), null for anything else. */
-function claimIndexOf(id: string): number | null {
-  return id.startsWith("#c") ? Number(id.slice(2)) : null;
-}
-
-/** After this many claims in a row that did not fit, a budget offers no more of that group. */
-const MISFITS_IN_A_ROW = 64;
-
-/** How many of a query's hits are read first (the next windows double). */
-const FIRST_HIT_WINDOW = 16;
 
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read
