@@ -7,7 +7,8 @@ import { contentWords } from "./text-support.ts";
  * another such word, or at a word that starts a new part of the sentence ("and", "if", "when",
  * "must" …). "Never use vendor X for alpha" has one, "alpha". A phrase holding a number or date
  * is left to the mention checks (a changed or dropped number or date is refused there), and "from
- * now on" and idioms ("in the loop", "on time", "for example") place nothing. In Chinese, the
+ * now on" and idioms ("in the loop", "on time", "for example") place nothing, nor does a phrase
+ * pointing back ("on those days": what it means is said elsewhere). In Chinese, the
  * first four Han characters after 仅限, 只在, 仅用于 and the like ("仅限法务频道": 法务频道). Each phrase is given as its content words (reduced, as text support
  * reads them); one with none (a stop word alone) is not given.
  */
@@ -23,7 +24,7 @@ export function scopePhrases(text: string): Array<{ raw: string; words: readonly
         phrase.push(next);
       }
       if (phrase.length === 0 || phrase.some((next) => /\p{N}/u.test(next))) return;
-      if (IDIOMS.test(`${word} ${phrase.join(" ")}`)) return;
+      if (IDIOMS.test(`${word} ${phrase.join(" ")}`) || DEMONSTRATIVES.has(phrase[0] as string)) return;
       const content = contentWords(phrase.join(" "));
       if (content.length > 0) phrases.push({ raw: `${word} ${phrase.join(" ")}`, words: content });
     });
@@ -54,6 +55,11 @@ const SCOPE_WORDS: ReadonlySet<string> = new Set([
 /** Phrases these words begin that place nothing ("keep her in the loop", "be there on time"). */
 const IDIOMS =
   /^(?:in (?:the loop|place|advance|general|case|any case|touch|person|time|mind|charge|order|full|particular|fact|addition|short|total)|on (?:time|track|board|hold|call|top|purpose|behalf)|for (?:example|instance|sure|good))\b/u;
+/**
+ * A phrase these begin points back at what was said before ("on those days", "for that project"):
+ * what it places is not in the event's own words, so no restatement can be asked to keep them.
+ */
+const DEMONSTRATIVES: ReadonlySet<string> = new Set(["this", "that", "these", "those", "such"]);
 const PHRASE_END: ReadonlySet<string> = new Set([
   "and",
   "or",

@@ -40,6 +40,9 @@ describe("scope phrases of a rule's text", () => {
     ["For example, never pay in full in advance for vendors.", ["for vendors"]],
     ["Never refund more than USD 250 for a single order without a human.", ["for a single order"]],
     ["Budget for 2026 is fixed.", []],
+    // Pointing back: what "those days" are is said elsewhere (here, in the assertions' scope).
+    ["Kids Club staff may walk Mia and Leo to the centre on those days.", []],
+    ["Never use vendor X for that project, or on weekends.", ["on weekends"]],
     ["定价底线备忘录仅限法务频道，不要外传。", ["仅限法务频道"]],
   ])("%j has %j", (text, raws) => {
     expect(scopePhrases(text).map((phrase) => phrase.raw)).toEqual(raws);
