@@ -85,6 +85,7 @@ const WORDED_TEMPLATES = new Set([
   "consolidate-v4",
   "consolidate-v5",
   "consolidate-v6",
+  "consolidate-v7",
   "segment-v2",
 ]);
 
