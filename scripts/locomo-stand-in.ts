@@ -1,7 +1,7 @@
 // Hands the requests `memgate eval --locomo` parks at the stand-in model (scripts/stand-in-model.ts)
 // to stand-ins in batches, and puts their answers back, each under its own request's number.
 //
-//   npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] [--skip BATCH_FILE,…]
+//   npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] [--skip BATCH_FILE,…] [--from N]
 //   npx tsx scripts/locomo-stand-in.ts collect BATCH_DIR STAND_IN_DIR
 //
 // `batch` writes one file a stand-in reads whole (BATCH_DIR/<name>.md) for the requests not answered
@@ -13,7 +13,8 @@
 // BATCH_DIR/answers/<name>.json, one JSON object mapping each request's number to its answer object.
 // With --every N, an answering request is batched only when its question is one `memgate eval
 // --every N` asks (the 1st, 1 + N-th, … of its conversation); the others wait. --skip leaves out
-// the requests of batch files already handed out (their answers are on the way).
+// the requests of batch files already handed out (their answers are on the way); --from N the
+// requests parked before the N-th (an earlier run's, which no run waits for any more).
 // `collect` writes each answer, as the stand-in wrote it, to STAND_IN_DIR/answers/<n>.json.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -79,7 +80,14 @@ function whole(request: Parked): string {
   ].join("\n");
 }
 
-function batchCommand(standIn: string, locomoFile: string, out: string, every: number, skip: Set<number>) {
+function batchCommand(
+  standIn: string,
+  locomoFile: string,
+  out: string,
+  every: number,
+  skip: Set<number>,
+  from: number,
+) {
   const conversations = parseLocomo(readFileSync(locomoFile, "utf8"), locomoFile);
   const conversationOf = (material: string) =>
     conversations.find((c) => c.speakers.every((speaker) => material.includes(speaker)));
@@ -87,7 +95,7 @@ function batchCommand(standIn: string, locomoFile: string, out: string, every: n
     (conversations.find((c) => c.id === id)?.questions ?? []).some(
       (q, index) => index % every === 0 && q.question.trim() === question,
     );
-  const requests = parked(standIn).filter((request) => !skip.has(request.n));
+  const requests = parked(standIn).filter((request) => request.n >= from && !skip.has(request.n));
   mkdirSync(join(out, "answers"), { recursive: true });
   const memory = new Map<string, Parked[]>();
   const full = new Map<string, Parked[]>();
@@ -199,6 +207,8 @@ function requestNumbersIn(batch: string): number[] {
 const [command, ...args] = process.argv.slice(2);
 const everyAt = args.indexOf("--every");
 const every = everyAt >= 0 ? Number(args.splice(everyAt, 2)[1]) : 1;
+const fromAt = args.indexOf("--from");
+const from = fromAt >= 0 ? Number(args.splice(fromAt, 2)[1]) : 1;
 const skipAt = args.indexOf("--skip");
 const skip = new Set(
   (skipAt >= 0 ? (args.splice(skipAt, 2)[1] ?? "").split(",") : [])
@@ -206,11 +216,11 @@ const skip = new Set(
     .flatMap((file) => requestNumbersIn(readFileSync(file, "utf8"))),
 );
 if (command === "batch" && args.length === 3 && Number.isInteger(every) && every >= 1)
-  batchCommand(args[0] as string, args[1] as string, args[2] as string, every, skip);
+  batchCommand(args[0] as string, args[1] as string, args[2] as string, every, skip, from);
 else if (command === "collect" && args.length === 2) collectCommand(args[0] as string, args[1] as string);
 else {
   process.stderr.write(
-    "usage: npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] [--skip BATCH_FILE,…] | collect BATCH_DIR STAND_IN_DIR\n",
+    "usage: npx tsx scripts/locomo-stand-in.ts batch STAND_IN_DIR LOCOMO.json BATCH_DIR [--every N] [--skip BATCH_FILE,…] [--from N] | collect BATCH_DIR STAND_IN_DIR\n",
   );
   process.exit(2);
 }

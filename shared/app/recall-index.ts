@@ -5,6 +5,7 @@ import type { ChecklistEntry, GateContext } from "#domain/gate/index.ts";
 import { extractMentions } from "#domain/mentions.ts";
 import type { Claim, ConsolidationOutput, MemoryEvent, PendingItem, ValueData } from "#domain/schemas.ts";
 import { MAX_SEARCH_TERMS, type SearchDocument, type SearchHit, SearchIndex } from "#domain/search-index.ts";
+import { dayWords } from "#domain/search-terms.ts";
 import { parseStrictJsonPaced } from "#domain/strict-json.ts";
 import type { Pause } from "#ports/time.ts";
 
@@ -78,6 +79,7 @@ export function buildRecallIndex(
   const sources: Sources = {
     authors: (ids) => [...new Set(eventsOf(ids).flatMap((event) => event.source ?? []))].join(" "),
     texts: (ids) => eventsOf(ids).map(eventText).join(" "),
+    days: (ids) => [...new Set(eventsOf(ids).map(eventDayWords))].join(" "),
   };
   const documents: SearchDocument[] = [
     ...body.claims.map((claim, i) => ({ id: claimDocument(i), fields: claimFields(claim, sources) })),
@@ -90,14 +92,14 @@ export function buildRecallIndex(
     if (at === undefined || seen.has(id)) continue;
     seen.add(id);
     const event = inputs[at] as MemoryEvent;
-    const around = [inputs[at - 1], inputs[at + 1]].flatMap((neighbour) =>
+    const around = [inputs[at - 2], inputs[at - 1], inputs[at + 1]].flatMap((neighbour) =>
       neighbour ? [eventText(neighbour)] : [],
     );
     documents.push({
       id,
       fields: {
         text: eventText(event),
-        keys: (event.assertions ?? []).map((a) => `${a.key} ${a.scope}`).join(" "),
+        keys: [...(event.assertions ?? []).map((a) => `${a.key} ${a.scope}`), eventDayWords(event)].join(" "),
         ...(event.source === undefined ? {} : { source: event.source }),
         context: around.join(" "),
       },
@@ -160,16 +162,24 @@ function eventText(event: MemoryEvent): string {
   return [event.text ?? "", ...values].join(" ");
 }
 
-/** What a claim's or pending item's sources give its search: their authors, and their texts as context. */
+/** The words of an event's day (`dayWords`), empty without an `occurredAt`. */
+const eventDayWords = (event: MemoryEvent) =>
+  event.occurredAt === undefined ? "" : dayWords(event.occurredAt);
+
+/**
+ * What a claim's or pending item's sources give its search: their authors, their texts as context,
+ * and the words of their days.
+ */
 interface Sources {
   authors(ids: readonly string[]): string;
   texts(ids: readonly string[]): string;
+  days(ids: readonly string[]): string;
 }
 
 function claimFields(claim: Claim, sources: Sources): SearchDocument["fields"] {
   return {
     text: [claim.text ?? "", valueWords(claim.value)].join(" "),
-    keys: `${claim.key} ${claim.scope}`,
+    keys: `${claim.key} ${claim.scope} ${sources.days(claim.derivedFrom)}`,
     source: sources.authors(claim.derivedFrom),
     context: sources.texts(claim.derivedFrom),
   };
@@ -178,6 +188,7 @@ function claimFields(claim: Claim, sources: Sources): SearchDocument["fields"] {
 function pendingFields(item: PendingItem, sources: Sources): SearchDocument["fields"] {
   return {
     text: item.text,
+    keys: sources.days(item.derivedFrom),
     source: sources.authors(item.derivedFrom),
     context: sources.texts(item.derivedFrom),
   };

@@ -1,6 +1,8 @@
 import { eng, zho } from "stopword";
 import lemmatizer from "wink-lemmatizer";
 import stem from "wink-porter2-stemmer";
+import { calendarDay, isoWeekday } from "./dates.ts";
+import { weekdayNames } from "./day-forms.ts";
 
 /**
  * The terms recall's search reads a text as (CONTRACT §5 "Search"), the same for what is indexed
@@ -28,8 +30,12 @@ export function searchTerms(text: string): string[] {
   return terms;
 }
 
-/** Letters or digits, an apostrophe joining letters (`don't`, `Audrey's`), or a run of Han characters. */
-const WORD = /\p{Script=Han}+|[\p{L}\p{M}\p{N}]+(?:['’][\p{L}\p{M}]+)*/gu;
+/**
+ * A run of Han characters, or of other letters or digits (an apostrophe joining letters: `don't`,
+ * `Audrey's`): digits next to Han characters are a word of their own (`8月11日` → 8, 月, 11, 日).
+ */
+const WORD =
+  /\p{Script=Han}+|(?:(?!\p{Script=Han})[\p{L}\p{M}\p{N}])+(?:['’](?:(?!\p{Script=Han})[\p{L}\p{M}])+)*/gu;
 const HAN_RUN = /^\p{Script=Han}+$/u;
 const POSSESSIVE = /['’]s$/u;
 const APOSTROPHES = /['’]/gu;
@@ -56,4 +62,38 @@ function reduced(word: string): string {
     if (reductions.size < 100_000) reductions.set(word, result);
   }
   return result;
+}
+
+const MONTH_NAMES = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
+
+/**
+ * The words a calendar day ("YYYY-MM-DD", the start of an `occurredAt`) is searched by, beside
+ * what a document says: its year, its month by name and number, its day of the month, and its
+ * weekday in English and Chinese ("2023 august 8 11 friday 星期五"), so a question asking what
+ * happened "on August 11, 2023" or "in May 2023" meets the events of that day. Empty for what is
+ * no calendar day.
+ */
+export function dayWords(day: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(day);
+  if (match === null) return "";
+  const [, year, month, date] = match.map(Number) as [number, number, number, number];
+  const iso = calendarDay(year, month, date);
+  if (iso === null) return "";
+  // The weekday's full English name (the first) and its 星期 forms.
+  const [english, ...others] = weekdayNames(isoWeekday(iso));
+  const weekday = [english, ...others.filter((name) => name.startsWith("星期"))];
+  return [year, MONTH_NAMES[month - 1], month, date, ...weekday].join(" ");
 }

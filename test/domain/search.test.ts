@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_SEARCH_TERMS, SearchIndex } from "#domain/search-index.ts";
-import { searchTerms } from "#domain/search-terms.ts";
+import { dayWords, searchTerms } from "#domain/search-terms.ts";
 
 describe("search terms: a question and an event read alike", () => {
   it.each([
@@ -18,6 +18,8 @@ describe("search terms: a question and an event read alike", () => {
     expect(searchTerms("晓雯的生日")).toEqual(["晓雯", "雯的", "的生", "生日"]);
     // A lone character is kept unless it is a stopword.
     expect(searchTerms("猫 的")).toEqual(["猫"]);
+    // Digits beside Han characters are words of their own.
+    expect(searchTerms("8月11日")).toEqual(["8", "11"]);
     // A restatement using the same characters in the same order shares its pairs.
     const source = new Set(searchTerms("晓雯有急事，周五不能来"));
     for (const pair of searchTerms("晓雯急事")) if (pair !== "雯急") expect(source.has(pair)).toBe(true);
@@ -25,6 +27,26 @@ describe("search terms: a question and an event read alike", () => {
 
   it("is NFKC and case-insensitive", () => {
     expect(searchTerms("ＰＯＴＴＥＲＹ Class")).toEqual(searchTerms("pottery class"));
+  });
+});
+
+describe("the words of a day", () => {
+  it("names an occurredAt's year, month by name and number, day of the month and weekday", () => {
+    expect(dayWords("2023-08-11T13:56:00")).toBe("2023 august 8 11 friday 星期五");
+    expect(dayWords("2023-05-07")).toBe("2023 may 5 7 sunday 星期日 星期天");
+    expect(dayWords("2024-02-29T09:00:00+08:00")).toBe("2024 february 2 29 thursday 星期四");
+  });
+
+  it("is empty for what is no calendar day", () => {
+    expect(dayWords("2023-02-30")).toBe("");
+    expect(dayWords("yesterday")).toBe("");
+    expect(dayWords("")).toBe("");
+  });
+
+  it("meets a question naming the day in words, in English and in Chinese", () => {
+    const day = new Set(searchTerms(dayWords("2023-08-11")));
+    for (const question of ["What did John do on August 11, 2023?", "8月11日约翰做了什么？", "星期五"])
+      expect(searchTerms(question).some((term) => day.has(term))).toBe(true);
   });
 });
 

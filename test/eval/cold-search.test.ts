@@ -75,3 +75,52 @@ describe("recall's search, paced", () => {
     expect(hits.map((hit) => hit.id)).toEqual(["a"]);
   });
 });
+
+describe("what recall's search reads of a conversation", () => {
+  const turn = (eventId: string, occurredAt: string, source: string, text: string) =>
+    MemoryEvent.parse({ eventId, kind: "note", occurredAt, source, text });
+  const log = checkEventLog(
+    [
+      turn("D1:1", "2023-08-11T13:00:00", "Tim", "Any plans for the trip?"),
+      turn("D1:2", "2023-08-11T13:01:00", "John", "Sure, lots of them."),
+      turn("D1:3", "2023-08-11T13:02:00", "John", "Deep dish pizza and the Bean, then the lake."),
+      turn("D2:1", "2023-09-05T10:00:00", "John", "The pizza back home is not the same."),
+      turn("D2:2", "2023-09-02T10:01:00", "Tim", "I started the violin lessons."),
+    ].map((event, i) => ({ ...event, sequence: i + 1 })),
+  );
+  const conversation = buildGateContext(selectInputs(log, log.length, DEFAULT_TRUST_POLICY), log.length);
+  const summary = {
+    ...empty,
+    claims: [
+      {
+        key: "hobbies.music",
+        scope: "person:tim",
+        value: { text: "violin lessons" },
+        derivedFrom: ["D2:2"],
+        polarity: "affirmed" as const,
+        status: "settled" as const,
+      },
+    ],
+  };
+  const built = buildRecallIndex(conversation, summary, []);
+  const search = (query: string) => {
+    if (built.version !== 2) throw new Error("a new index is version 2");
+    return decodeSearch(built.search)
+      .search(query, 10)
+      .map((hit) => hit.id);
+  };
+
+  it("finds a cold turn by the day it was said", () => {
+    expect(search("What pizza did John eat on August 11, 2023?")[0]).toBe("D1:3");
+  });
+
+  it("finds a claim by the days of its sources, in English and in Chinese", () => {
+    expect(search("What did Tim start on 2 September 2023?")[0]).toBe("#c0");
+    expect(search("9月2日")[0]).toBe("#c0");
+  });
+
+  it("reads the two turns before a turn and the one after as its context", () => {
+    // The plans are asked two turns before the answer that names them.
+    expect(search("What plans did John have?")).toContain("D1:3");
+  });
+});
