@@ -2,7 +2,11 @@ import { sha256 } from "#domain/hashing.ts";
 import type { Prompt } from "#ports/model.ts";
 import { PROMPT_FILES } from "./prompt-files.ts";
 
-export const DEFAULT_PROMPT_VERSION = "consolidate-v5";
+/**
+ * The prompt consolidations use unless one is chosen (`--prompt`, MEMGATE_PROMPT): consolidate-v7,
+ * measured against v5 on the twelve recorded logs (CONTRACT §4 "Time in the prompt").
+ */
+export const DEFAULT_PROMPT_VERSION = "consolidate-v7";
 
 /** A versioned prompt (`prompts/<version>.md`, embedded in bundles); its hash goes into every manifest. */
 export function loadPrompt(version: string = DEFAULT_PROMPT_VERSION): Prompt {

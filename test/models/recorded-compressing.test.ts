@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { appendEvents } from "#app/append.ts";
-import { DEFAULT_PROMPT_VERSION, loadPrompt } from "#app/prompts.ts";
+import { loadPrompt } from "#app/prompts.ts";
 import { run } from "#app/run.ts";
 import { takeSnapshot } from "#app/snapshot.ts";
 import {
@@ -88,6 +88,7 @@ const ALL_LOGS = [
 
 /** consolidate-v4 is no longer the default: its replays ask for it by name. */
 const V4 = { prompt: loadPrompt("consolidate-v4") };
+const V5 = { prompt: loadPrompt("consolidate-v5") };
 
 describe("real answers to consolidate-v4, replayed", () => {
   it.each(ALL_LOGS)("%s is published from its recorded answer on the first try", async (subject, logs) => {
@@ -99,19 +100,18 @@ describe("real answers to consolidate-v4, replayed", () => {
 });
 
 /**
- * Real answers to consolidate-v5, the default prompt, recorded the same way (test/fixtures/recorded-v5;
+ * Real answers to consolidate-v5 (the default before consolidate-v7), recorded the same way (test/fixtures/recorded-v5;
  * requests as request-v5.md) for the same twelve logs. Eleven passed on the first try; pm-wei's
  * first answer again wrote its source's label (agent:planner) as words no event holds, and its
  * repair, also a real answer, was published.
  */
-describe("real answers to consolidate-v5 (the default prompt), replayed", () => {
+describe("real answers to consolidate-v5, replayed", () => {
   it.each(ALL_LOGS)("%s is published from its recorded answers", async (subject, logs) => {
-    const { outcome, manifest } = await publishedFromRecordings(RECORDED_V5, subject, logs);
-    expect(manifest.promptVersion).toBe(DEFAULT_PROMPT_VERSION);
-    expect(DEFAULT_PROMPT_VERSION).toBe("consolidate-v5");
+    const { outcome, manifest } = await publishedFromRecordings(RECORDED_V5, subject, logs, V5);
+    expect(manifest.promptVersion).toBe("consolidate-v5");
     expect(manifest.generation?.attempts).toBe(ATTEMPTS[subject] ?? 1);
     expect(outcome.gate.reasons).toEqual([]);
   });
 
-  it("pm-wei's refused first answer is kept with its reason", () => pmWeiRefusedFirst(RECORDED_V5));
+  it("pm-wei's refused first answer is kept with its reason", () => pmWeiRefusedFirst(RECORDED_V5, V5));
 });
