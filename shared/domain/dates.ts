@@ -156,3 +156,19 @@ export function dateTimeParts(raw: string): { day: string; numbers: string[]; lo
 export function monthOf(key: string): string | null {
   return key.startsWith("day:") ? `month:${key.slice(4, 11)}` : null;
 }
+
+/** The English month names, lower-cased, January first. */
+export const ENGLISH_MONTHS: readonly string[] = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];

@@ -1,7 +1,7 @@
 import { eng, zho } from "stopword";
 import lemmatizer from "wink-lemmatizer";
 import stem from "wink-porter2-stemmer";
-import { calendarDay, isoWeekday } from "./dates.ts";
+import { calendarDay, ENGLISH_MONTHS, isoWeekday } from "./dates.ts";
 import { weekdayNames } from "./day-forms.ts";
 
 /**
@@ -64,21 +64,6 @@ function reduced(word: string): string {
   return result;
 }
 
-const MONTH_NAMES = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december",
-];
-
 /**
  * The words a calendar day ("YYYY-MM-DD", the start of an `occurredAt`) is searched by, beside
  * what a document says: its year, its month by name and number, its day of the month, and its
@@ -95,5 +80,5 @@ export function dayWords(day: string): string {
   // The weekday's full English name (the first) and its 星期 forms.
   const [english, ...others] = weekdayNames(isoWeekday(iso));
   const weekday = [english, ...others.filter((name) => name.startsWith("星期"))];
-  return [year, MONTH_NAMES[month - 1], month, date, ...weekday].join(" ");
+  return [year, ENGLISH_MONTHS[month - 1], month, date, ...weekday].join(" ");
 }

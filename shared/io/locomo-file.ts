@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { calendarDay } from "#domain/dates.ts";
+import { calendarDay, ENGLISH_MONTHS } from "#domain/dates.ts";
 import type { MemoryEvent } from "#domain/schemas.ts";
 import { InputError } from "#ports/errors.ts";
 import { describeIssues } from "#runtime/issues.ts";
@@ -67,27 +67,12 @@ const Sample = z.looseObject({
     .max(10_000),
 });
 
-const MONTHS = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december",
-];
-
 /** "1:56 pm on 8 May, 2023" as an ISO date-time without an offset (the dataset names no time zone). */
 export function locomoDateTime(text: string): string | null {
   const match = /^\s*(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$/i.exec(text);
   if (!match) return null;
   const [, h, m, meridiem, d, monthName, y] = match as unknown as string[];
-  const month = MONTHS.indexOf((monthName ?? "").toLowerCase()) + 1;
+  const month = ENGLISH_MONTHS.indexOf((monthName ?? "").toLowerCase()) + 1;
   const hour12 = Number(h);
   if (month === 0 || hour12 < 1 || hour12 > 12 || Number(m) > 59) return null;
   const day = calendarDay(Number(y), month, Number(d));

@@ -1,0 +1,53 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadPrompt } from "#app/prompts.ts";
+import { CHAT_LOGS, publishedFromRecordings } from "./fixtures.ts";
+
+/**
+ * Real answers to the prompts that resolve relative time against each event's date, replayed
+ * through the whole pipeline: consolidate-v6, and consolidate-v7 (the default: its checklist drawn
+ * as the seed draws must-preserve, a chat's small talk left cold). Each was written once by a
+ * language model given only the request memgate sent (request-v6.md, request-v7.md beside the log's
+ * answers), recorded under the hash of the prompt it answered in test/fixtures/recorded-v6 and
+ * recorded-v7. The replay finds an answer only when the renderer gives the log the same bytes, so
+ * this also pins each prompt. pm-wei's first answer to each translated its source's name
+ * (agent:planner) as 规划助手, which no event holds; its repair was published.
+ */
+describe.each(["consolidate-v6", "consolidate-v7"])("real answers to %s, replayed", (version) => {
+  const recorded = join(import.meta.dirname, `../fixtures/recorded-${version.slice("consolidate-".length)}`);
+  async function published(subject: string, logs?: string) {
+    const { outcome, manifest } = await publishedFromRecordings(recorded, subject, logs, {
+      prompt: loadPrompt(version),
+    });
+    expect(manifest.promptVersion).toBe(version);
+    expect(outcome.gate.reasons).toEqual([]);
+    return { outcome, attempts: manifest.generation?.attempts };
+  }
+
+  it.each([
+    "devops-ana",
+    "family-assistant",
+    "health-coach-sam",
+    "legal-team",
+    "research-lab",
+    "support-bot",
+    "travel-lin",
+  ])("%s is published on the first try", async (subject) => {
+    const { outcome, attempts } = await published(subject);
+    expect(attempts).toBe(1);
+    expect(outcome.gate.stats.claims).toBeGreaterThan(20);
+  });
+
+  it.each(["demo", "mb-emily", "mb-gary", "mb-leo"])(
+    "the chat log %s is published on the first try",
+    async (subject) => {
+      const { outcome, attempts } = await published(subject, CHAT_LOGS);
+      expect(attempts).toBe(1);
+      expect(outcome.gate.stats.claims).toBeGreaterThan(5);
+    },
+  );
+
+  it("pm-wei is published on the repair attempt", async () => {
+    expect((await published("pm-wei")).attempts).toBe(2);
+  });
+});
