@@ -69,6 +69,7 @@ function measureDir(dir: string, overallGoal: number, worstGoal: number, goal: s
           "answer-v5.json",
           "answer-v6.json",
           "answer-v7.json",
+          "answer-v8-draft1.json",
         ].filter((file) => subjects.some((subject) => existsSync(join(dir, subject, file))));
   for (const answerFile of answerFiles) {
     console.log(`\n${answerFile} (${dir})`);

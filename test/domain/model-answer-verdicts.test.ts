@@ -110,6 +110,20 @@ describe("every real answer through the gate (the verdict table)", () => {
     expect(report.verdict).toBe("pass");
   });
 
+  // Answers to a draft that made consolidate-v7's size a requirement (the bench's answer-v8-draft1
+  // rows): 51 % served/raw on the dense logs, but 190 of 199 gold facts; research-lab's first
+  // answer dropped rl-24's unit "h" and was refused, its repair passed.
+  it.each([
+    ...SUBJECTS.map((subject) => [subject, DIR] as const),
+    ...Object.keys(CHAT_REFUSED).map((subject) => [subject, CHAT_DIR] as const),
+  ])("%s/answer-v8-draft1.json", (subject, dir) => {
+    const { report } = assess(subject, "answer-v8-draft1.json", dir);
+    const refused = subject === "research-lab" ? ["value-changed rl-24"] : [];
+    expect([...new Set(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`))]).toEqual(refused);
+    if (subject === "research-lab")
+      expect(assess(subject, "answer-v8-draft1-repair.json", dir).report.verdict).toBe("pass");
+  });
+
   it.each(Object.entries(CHAT_REFUSED))("chat-answers/%s", (subject, refused) => {
     const { report } = assess(subject, "answer-v3.json", CHAT_DIR);
     expect(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`)).toEqual(refused);
