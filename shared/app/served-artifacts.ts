@@ -26,8 +26,13 @@ import { type RecallSection, type RecallSectionItems, showDays } from "./recall-
  * serving one shares it). Bounded by the size of the JSON held; the least recently served go first.
  */
 export class ServedArtifacts {
-  /** At most this much JSON text (UTF-16 code units) held per store. */
-  static readonly LIMIT = 32 * 1024 * 1024;
+  /**
+   * At most this much JSON text (UTF-16 code units) held per store: a 100,000-event subject's
+   * recall index is about 40 million (each turn's words, day and three neighbours' words), and
+   * its body and index must fit together, or each recall reads them again in turn
+   * (bench/query-recall.ts: p50 4 ms held, 320 ms when they evicted each other at 32 Mi).
+   */
+  static readonly LIMIT = 128 * 1024 * 1024;
 
   private static readonly byStore = new WeakMap<ArtifactFiles, ServedArtifacts>();
 
