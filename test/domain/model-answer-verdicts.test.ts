@@ -120,8 +120,12 @@ describe("every real answer through the gate (the verdict table)", () => {
     const { report } = assess(subject, "answer-v8-draft1.json", dir);
     const refused = subject === "research-lab" ? ["value-changed rl-24"] : [];
     expect([...new Set(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`))]).toEqual(refused);
-    if (subject === "research-lab")
-      expect(assess(subject, "answer-v8-draft1-repair.json", dir).report.verdict).toBe("pass");
+    if (subject !== "research-lab") return;
+    // The refusal says what changed when only the unit did.
+    expect(report.reasons.map((r) => r.detail)).toContain(
+      `claims[5] turns rl-24's "10,000" into "10,000" (its unit dropped)`,
+    );
+    expect(assess(subject, "answer-v8-draft1-repair.json", dir).report.verdict).toBe("pass");
   });
 
   it.each(Object.entries(CHAT_REFUSED))("chat-answers/%s", (subject, refused) => {

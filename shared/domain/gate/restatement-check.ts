@@ -1,5 +1,5 @@
 import { monthDayOf } from "../dates.ts";
-import type { TextMentions } from "../mentions.ts";
+import type { Mention, TextMentions } from "../mentions.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, noCues } from "../mentions.ts";
 import { contributesMentions, eventMentions } from "../must-preserve.ts";
 import type { SequencedEvent, ValueData } from "../schemas.ts";
@@ -167,7 +167,7 @@ function checkPart(
           changed.text.key,
           changed.text.scope,
           source.eventId,
-          `${changed.text.where} turns ${source.eventId}'s "${mention.raw}" into "${changed.other.raw}"`,
+          `${changed.text.where} turns ${source.eventId}'s "${mention.raw}" into "${changed.other.raw}"${unitChange(mention, changed.other)}`,
         );
       else
         check.add(
@@ -200,4 +200,15 @@ function checkPart(
       `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${bound}`,
     );
   }
+}
+
+/**
+ * What tells two mentions of the same number apart when their unit does ("10,000 h" written
+ * "10,000"): said after the refusal, which would otherwise read as turning a number into itself.
+ */
+function unitChange(source: Mention, written: Mention): string {
+  if (source.kind !== "number" || written.kind !== "number" || source.number !== written.number) return "";
+  if (source.hasUnit && !written.hasUnit) return " (its unit dropped)";
+  if (!source.hasUnit && written.hasUnit) return " (a unit added)";
+  return " (in another unit)";
 }
