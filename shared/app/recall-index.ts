@@ -58,10 +58,10 @@ export const pendingDocument = (index: number) => `#p${index}`;
 /**
  * Builds the index of a gate-passed candidate from the context and the checklist of the very check
  * that passed it (the gate is not run again). Searched: each claim (its text, its value, its key and
- * scope, who wrote its sources, and their texts as context), each pending item (its text, its
- * sources' authors and texts), and each cold event (its text and text
- * values, its assertions' keys and scopes, its source, and the texts of the valid inputs just
- * before and after it in the log as context).
+ * scope and its sources' days, who wrote its sources, and their texts as context), each pending
+ * item (its text, its sources' days, authors and texts), and each cold event (its text and text
+ * values, its assertions' keys and scopes and its day, its source, and the texts of the two valid
+ * inputs before it and the one after it in the log as context).
  */
 export function buildRecallIndex(
   context: GateContext,
