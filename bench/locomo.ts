@@ -70,6 +70,14 @@ if (!existsSync(file)) {
       console.log(
         `  ${name.padEnd(12)} ${String(f.judged).padStart(4)}  memgate ${pct(f.memoryAccuracy).padStart(7)}  full ${pct(f.fullAccuracy).padStart(7)}  tokens ${f.memoryTokens.toFixed(0)} / ${f.fullTokens.toFixed(0)} (${pct(f.tokenRatio)})  evidence ${pct(f.evidenceServed)}`,
       );
+    // Where memory falls behind: the questions the whole conversation got right and memory did not,
+    // and how many of them had no evidence turn served (what the search did not reach).
+    const asked = report.perQuestion.filter((q) => q.labels.memory !== undefined);
+    const lost = asked.filter((q) => q.labels.full === "CORRECT" && q.labels.memory === "WRONG");
+    const won = asked.filter((q) => q.labels.memory === "CORRECT" && q.labels.full === "WRONG");
+    console.log(
+      `  memory lost ${lost.length} questions the whole conversation answered (${lost.filter((q) => !q.evidenceServed).length} with no evidence turn served) and won ${won.length}`,
+    );
     const { overall, temporal } = report.byCategory;
     const gap = ((overall.memoryAccuracy ?? 0) - (overall.fullAccuracy ?? 0)) * 100;
     const temporalGap = ((temporal.memoryAccuracy ?? 0) - (temporal.fullAccuracy ?? 0)) * 100;
