@@ -76,10 +76,20 @@ export function buildRecallIndex(
   const inputs = context.selection.validInputs;
   const position = new Map<string, number>(inputs.map((event, i) => [event.eventId, i]));
   const eventsOf = (ids: readonly string[]) => ids.flatMap((id) => inputs[position.get(id) ?? -1] ?? []);
+  // Many events share a day: its words are made once.
+  const daysRead = new Map<string, string>();
+  const dayWordsOf = (event: MemoryEvent) => {
+    const day = event.occurredAt?.slice(0, 10) ?? "";
+    const known = daysRead.get(day);
+    if (known !== undefined) return known;
+    const words = dayWords(day);
+    daysRead.set(day, words);
+    return words;
+  };
   const sources: Sources = {
     authors: (ids) => [...new Set(eventsOf(ids).flatMap((event) => event.source ?? []))].join(" "),
     texts: (ids) => eventsOf(ids).map(eventText).join(" "),
-    days: (ids) => [...new Set(eventsOf(ids).map(eventDayWords))].join(" "),
+    days: (ids) => [...new Set(eventsOf(ids).map(dayWordsOf))].join(" "),
   };
   const documents: SearchDocument[] = [
     ...body.claims.map((claim, i) => ({ id: claimDocument(i), fields: claimFields(claim, sources) })),
@@ -99,7 +109,7 @@ export function buildRecallIndex(
       id,
       fields: {
         text: eventText(event),
-        keys: [...(event.assertions ?? []).map((a) => `${a.key} ${a.scope}`), eventDayWords(event)].join(" "),
+        keys: [...(event.assertions ?? []).map((a) => `${a.key} ${a.scope}`), dayWordsOf(event)].join(" "),
         ...(event.source === undefined ? {} : { source: event.source }),
         context: around.join(" "),
       },
@@ -161,10 +171,6 @@ function eventText(event: MemoryEvent): string {
   const values = (event.assertions ?? []).flatMap((a) => ("text" in a.value ? [a.value.text] : []));
   return [event.text ?? "", ...values].join(" ");
 }
-
-/** The words of an event's day (`dayWords`), empty without an `occurredAt`. */
-const eventDayWords = (event: MemoryEvent) =>
-  event.occurredAt === undefined ? "" : dayWords(event.occurredAt);
 
 /**
  * What a claim's or pending item's sources give its search: their authors, their texts as context,

@@ -35,7 +35,6 @@ import { ServedArtifacts, type ServedBody, type ServedIndex } from "./served-art
  */
 
 export type { OversizedEvent } from "./recall-budget.ts";
-export { RECALL_COLD_MATCHES, RECALL_RANKED_HITS } from "./recall-parts.ts";
 export type { EarlierReading } from "./recall-readings.ts";
 
 export interface Recall {

@@ -8,9 +8,10 @@ import { contentWords } from "./text-support.ts";
  * "must" …). "Never use vendor X for alpha" has one, "alpha". A phrase holding a number or date
  * is left to the mention checks (a changed or dropped number or date is refused there), and "from
  * now on" and idioms ("in the loop", "on time", "for example") place nothing, nor does a phrase
- * pointing back ("on those days": what it means is said elsewhere). In Chinese, the
- * first four Han characters after 仅限, 只在, 仅用于 and the like ("仅限法务频道": 法务频道). Each phrase is given as its content words (reduced, as text support
- * reads them); one with none (a stop word alone) is not given.
+ * pointing back ("on those days": what it means is said elsewhere). In Chinese, the first four Han
+ * characters after 仅限, 只在, 仅用于 and the like ("仅限法务频道": 法务频道). Each phrase is given
+ * as its content words (reduced, as text support reads them); one with none (a stop word alone) is
+ * not given.
  */
 export function scopePhrases(text: string): Array<{ raw: string; words: readonly string[] }> {
   const phrases: Array<{ raw: string; words: readonly string[] }> = [];
