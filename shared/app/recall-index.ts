@@ -58,10 +58,11 @@ export const pendingDocument = (index: number) => `#p${index}`;
 /**
  * Builds the index of a gate-passed candidate from the context and the checklist of the very check
  * that passed it (the gate is not run again). Searched: each claim (its text, its value, its key and
- * scope and its sources' days, who wrote its sources, and their texts as context), each pending
- * item (its text, its sources' days, authors and texts), and each cold event (its text and text
- * values, its assertions' keys and scopes and its day, its source, and the texts of the two valid
- * inputs before it and the one after it in the log as context).
+ * scope and its sources' days, who wrote its sources, and as context their texts and the texts of
+ * the inputs before them), each pending item (its text, its sources' days, authors and that
+ * context), and each cold event in sequence order (its text and text values, its assertions' keys
+ * and scopes and its day, its source, and the texts of the two valid inputs before it and the one
+ * after it in the log as context).
  */
 export function buildRecallIndex(
   context: GateContext,
@@ -88,20 +89,33 @@ export function buildRecallIndex(
   };
   const sources: Sources = {
     authors: (ids) => [...new Set(eventsOf(ids).flatMap((event) => event.source ?? []))].join(" "),
-    texts: (ids) => eventsOf(ids).map(eventText).join(" "),
+    texts: (ids) => {
+      // Each source with the input before it: a reply's words are often in the question it answers.
+      const places = new Set(
+        ids.flatMap((id) => {
+          const at = position.get(id);
+          return at === undefined ? [] : [at - 1, at];
+        }),
+      );
+      return [...places]
+        .sort((a, b) => a - b)
+        .flatMap((at) => (inputs[at] === undefined ? [] : [eventText(inputs[at])]))
+        .join(" ");
+    },
     days: (ids) => [...new Set(eventsOf(ids).map(dayWordsOf))].join(" "),
   };
   const documents: SearchDocument[] = [
     ...body.claims.map((claim, i) => ({ id: claimDocument(i), fields: claimFields(claim, sources) })),
     ...body.pending.map((item, i) => ({ id: pendingDocument(i), fields: pendingFields(item, sources) })),
   ];
-  const seen = new Set<string>();
+  // The cold inputs in sequence order (the order equal scores keep).
   const uncited = uncitedInputs(body, inputs);
-  for (const id of [...body.coldRefs, ...uncited.map((event) => event.eventId)]) {
-    const at = position.get(id);
-    if (at === undefined || seen.has(id)) continue;
-    seen.add(id);
+  const cold = new Set(
+    [...body.coldRefs, ...uncited.map((event) => event.eventId)].flatMap((id) => position.get(id) ?? []),
+  );
+  for (const at of [...cold].sort((a, b) => a - b)) {
     const event = inputs[at] as MemoryEvent;
+    const id = event.eventId;
     const around = [inputs[at - 2], inputs[at - 1], inputs[at + 1]].flatMap((neighbour) =>
       neighbour ? [eventText(neighbour)] : [],
     );

@@ -86,6 +86,8 @@ describe("what recall's search reads of a conversation", () => {
       turn("D1:3", "2023-08-11T13:02:00", "John", "Deep dish pizza and the Bean, then the lake."),
       turn("D2:1", "2023-09-05T10:00:00", "John", "The pizza back home is not the same."),
       turn("D2:2", "2023-09-02T10:01:00", "Tim", "I started the violin lessons."),
+      turn("D3:1", "2023-10-01T09:00:00", "Tim", "Congrats on the promotion! What is the new role?"),
+      turn("D3:2", "2023-10-01T09:01:00", "John", "Thanks! Assistant manager, at last."),
     ].map((event, i) => ({ ...event, sequence: i + 1 })),
   );
   const conversation = buildGateContext(selectInputs(log, log.length, DEFAULT_TRUST_POLICY), log.length);
@@ -97,6 +99,14 @@ describe("what recall's search reads of a conversation", () => {
         scope: "person:tim",
         value: { text: "violin lessons" },
         derivedFrom: ["D2:2"],
+        polarity: "affirmed" as const,
+        status: "settled" as const,
+      },
+      {
+        key: "job",
+        scope: "person:john",
+        value: { text: "assistant manager" },
+        derivedFrom: ["D3:2"],
         polarity: "affirmed" as const,
         status: "settled" as const,
       },
@@ -122,5 +132,10 @@ describe("what recall's search reads of a conversation", () => {
   it("reads the two turns before a turn and the one after as its context", () => {
     // The plans are asked two turns before the answer that names them.
     expect(search("What plans did John have?")).toContain("D1:3");
+  });
+
+  it("reads the turn before each of a claim's sources as its context", () => {
+    // The reply the claim cites never says "promotion"; the question it answers does.
+    expect(search("What promotion did he get?")).toEqual(["D3:1", "#c1"]);
   });
 });
