@@ -15,9 +15,10 @@ import { record } from "./results.ts";
 const root = join(import.meta.dirname, "..");
 const file = process.env.LOCOMO_FILE ?? join(root, "..", "shared", "data", "locomo", "locomo5.json");
 const recorded = join(import.meta.dirname, "locomo", "recorded");
-// The recorded answers answer every EVERY-th question of each conversation (memgate eval --every),
-// each from what recall serves within BUDGET tokens (about 8.6 % of a conversation's tokens).
-const EVERY = process.env.LOCOMO_EVERY ?? "4";
+// The recorded answers answer every question of each conversation (LOCOMO_EVERY=4 replays the
+// 192-question sample, every 4th: memgate eval --every), each from what recall serves within BUDGET
+// tokens (about 8.6 % of a conversation's tokens).
+const EVERY = process.env.LOCOMO_EVERY ?? "1";
 const BUDGET = "1800";
 
 function evaluate(args: string[]): LocomoReport {
@@ -83,7 +84,7 @@ if (!existsSync(file)) {
     const temporalGap = ((temporal.memoryAccuracy ?? 0) - (temporal.fullAccuracy ?? 0)) * 100;
     record({
       bench: "locomo-accuracy",
-      measures: `LoCoMo (5 conversations, ${report.byCategory.overall.judged} of 762 questions: every ${report.every}th of each conversation), recorded stand-in answers replayed: accuracy answering from what recall serves (budget ${BUDGET}) beside the whole conversation, same answering model and judge`,
+      measures: `LoCoMo (5 conversations, ${report.byCategory.overall.judged} of 762 questions${report.every === 1 ? "" : `: every ${report.every}th of each conversation`}), recorded stand-in answers replayed: accuracy answering from what recall serves (budget ${BUDGET}) beside the whole conversation, same answering model and judge`,
       figure: `memgate ${pct(overall.memoryAccuracy)} vs full ${pct(overall.fullAccuracy)} (${gap.toFixed(1)} points); temporal ${pct(temporal.memoryAccuracy)} vs ${pct(temporal.fullAccuracy)} (${temporalGap.toFixed(1)}); tokens ${pct(overall.tokenRatio)} of full context; consolidations first try ${report.consolidations.filter((c) => c.firstTryPass).length}/${report.consolidations.length}`,
       goal: "≥ full − 3 points; temporal ≥ full − 5; ≤ 10 % of the tokens",
       met: gap >= -3 && temporalGap >= -5 && overall.tokenRatio <= 0.1,
