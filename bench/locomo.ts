@@ -1,6 +1,7 @@
 // LoCoMo beside full context, offline: `memgate eval --locomo` on the five shared conversations
 // (../shared/data/locomo/locomo5.json, or LOCOMO_FILE), the consolidation, the answers and the grades
-// replayed from the answers stand-in models wrote (bench/locomo/recorded, consolidate-v6). Goals
+// replayed from the answers stand-in models wrote (bench/locomo/recorded: consolidate-v7, the
+// default prompt, and consolidate-v6 with LOCOMO_PROMPT=consolidate-v6). Goals
 // (issue: an agent answers from memgate as well as from the whole log): memgate's accuracy at least
 // full context's minus 3 points, temporal questions minus 5, at most 10 % of the tokens; and, with
 // no model at all (deterministic-v1, every turn cold), an evidence turn served for 85 % of questions.
@@ -20,6 +21,7 @@ const recorded = join(import.meta.dirname, "locomo", "recorded");
 // tokens (about 8.6 % of a conversation's tokens).
 const EVERY = process.env.LOCOMO_EVERY ?? "1";
 const BUDGET = "1800";
+const PROMPT = process.env.LOCOMO_PROMPT ?? "consolidate-v7";
 
 function evaluate(args: string[]): LocomoReport {
   const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
@@ -55,7 +57,7 @@ if (!existsSync(file)) {
     const model = `replay:${recorded}`;
     const report = evaluate([
       "--prompt",
-      "consolidate-v6",
+      PROMPT,
       "--model",
       model,
       "--answer-model",
@@ -84,7 +86,7 @@ if (!existsSync(file)) {
     const temporalGap = ((temporal.memoryAccuracy ?? 0) - (temporal.fullAccuracy ?? 0)) * 100;
     record({
       bench: "locomo-accuracy",
-      measures: `LoCoMo (5 conversations, ${report.byCategory.overall.judged} of 762 questions${report.every === 1 ? "" : `: every ${report.every}th of each conversation`}), recorded stand-in answers replayed: accuracy answering from what recall serves (budget ${BUDGET}) beside the whole conversation, same answering model and judge`,
+      measures: `LoCoMo (5 conversations, ${report.byCategory.overall.judged} of 762 questions${report.every === 1 ? "" : `: every ${report.every}th of each conversation`}; ${PROMPT}), recorded stand-in answers replayed: accuracy answering from what recall serves (budget ${BUDGET}) beside the whole conversation, same answering model and judge`,
       figure: `memgate ${pct(overall.memoryAccuracy)} vs full ${pct(overall.fullAccuracy)} (${gap.toFixed(1)} points); temporal ${pct(temporal.memoryAccuracy)} vs ${pct(temporal.fullAccuracy)} (${temporalGap.toFixed(1)}); tokens ${pct(overall.tokenRatio)} of full context; consolidations first try ${report.consolidations.filter((c) => c.firstTryPass).length}/${report.consolidations.length}`,
       goal: "≥ full − 3 points; temporal ≥ full − 5; ≤ 10 % of the tokens",
       met: gap >= -3 && temporalGap >= -5 && overall.tokenRatio <= 0.1,

@@ -1,8 +1,8 @@
 // Writes, for each LoCoMo conversation, a request an independent reviewer (a stand-in model) reads
 // whole: the instructions, the conversation turn by turn under each session's date, and the summary
-// memgate serves for it (the recorded consolidate-v6 answers in bench/locomo/recorded, replayed). The
-// reviewer writes which claims the conversation does not support; bench/locomo/review holds the
-// instructions and the reviews.
+// memgate serves for it (the recorded answers in bench/locomo/recorded to LOCOMO_PROMPT, by default
+// consolidate-v7, replayed). The reviewer writes which claims the conversation does not support;
+// bench/locomo/review holds the instructions and the reviews (<prompt>/<conversation>.json).
 //
 //   MEMGATE_CONTEXT_TOKENS=200000 MEMGATE_MAX_OUTPUT_TOKENS=32000 npx tsx --import ./scripts/text-imports.mjs \
 //     scripts/locomo-review.ts LOCOMO.json OUT_DIR [INSTRUCTIONS.md]
@@ -41,7 +41,7 @@ const runtime = await openEmbeddedRuntime({
   store: "embedded",
   home,
   model: `replay:${recorded}`,
-  prompt: "consolidate-v6",
+  prompt: process.env.LOCOMO_PROMPT ?? "consolidate-v7",
   progress: () => {},
 });
 try {
