@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { recall } from "#app/recall.ts";
 import { renderServedRecallText } from "#app/recall-text.ts";
-import { evaluateLocomo } from "#eval/locomo.ts";
+import { evaluateLocomo, LOCOMO_SETTINGS } from "#eval/locomo.ts";
 import { parseLocomo } from "#io/locomo-file.ts";
 import { openEmbeddedRuntime } from "#runtime/embedded.ts";
 
@@ -48,7 +48,7 @@ try {
   // Consolidates and publishes each conversation as `memgate eval --locomo` does (no question is asked).
   await evaluateLocomo(runtime.deps, parseLocomo(text, file), {
     budget: 1800,
-    settings: { contextTokens: 128_000, maxOutputTokens: 2_048 },
+    settings: LOCOMO_SETTINGS,
     concurrency: 5,
   });
   mkdirSync(join(out, "answers"), { recursive: true });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { languageModelNamed } from "#adapters/models/models.ts";
 import { evaluate } from "#eval/evaluate.ts";
-import { evaluateLocomo, type LocomoReport } from "#eval/locomo.ts";
+import { evaluateLocomo, LOCOMO_SETTINGS, type LocomoReport } from "#eval/locomo.ts";
 import { parseDataset, parseGold } from "#io/eval-files.ts";
 import { parseLocomo } from "#io/locomo-file.ts";
 import { readUserText } from "#io/read-text.ts";
@@ -142,9 +142,6 @@ export const EVAL_COMMAND: Command = {
       io,
     ),
 };
-
-/** Answering and grading calls: room for a whole conversation, short answers, a batch of grades. */
-const LOCOMO_SETTINGS = { contextTokens: 128_000, maxOutputTokens: 2_048 };
 
 async function locomoCommand(
   args: Parameters<typeof evalCommand>[0] & { locomo: string },

@@ -33,6 +33,8 @@ export const ANSWER_TEMPLATE = "answer-v1";
 export const GRADE_TEMPLATE = "grade-v1";
 /** Answers graded in one grading call (they are independent; ids say nothing of where they came from). */
 export const GRADES_PER_CALL = 20;
+/** Answering and grading calls: room for a whole conversation, short answers, a batch of grades. */
+export const LOCOMO_SETTINGS = { contextTokens: 128_000, maxOutputTokens: 2_048 };
 
 const QuestionAnswer = z.strictObject({ answer: z.string() });
 const Grades = z.strictObject({
