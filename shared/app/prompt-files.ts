@@ -6,6 +6,7 @@ import consolidateV4 from "../../prompts/consolidate-v4.md";
 import consolidateV5 from "../../prompts/consolidate-v5.md";
 import consolidateV6 from "../../prompts/consolidate-v6.md";
 import consolidateV7 from "../../prompts/consolidate-v7.md";
+import consolidateV8 from "../../prompts/consolidate-v8.md";
 import gradeV1 from "../../prompts/grade-v1.md";
 import judgeV1 from "../../prompts/judge-v1.md";
 import segmentV1 from "../../prompts/segment-v1.md";
@@ -28,6 +29,7 @@ export const PROMPT_FILES: Readonly<Record<string, string>> = {
   "consolidate-v5": consolidateV5,
   "consolidate-v6": consolidateV6,
   "consolidate-v7": consolidateV7,
+  "consolidate-v8": consolidateV8,
   "segment-v1": segmentV1,
   "segment-v2": segmentV2,
   "summary-v1": summaryV1,

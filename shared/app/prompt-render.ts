@@ -86,6 +86,7 @@ const WORDED_TEMPLATES = new Set([
   "consolidate-v5",
   "consolidate-v6",
   "consolidate-v7",
+  "consolidate-v8",
   "segment-v2",
 ]);
 

@@ -33,6 +33,7 @@ const SEGMENTED_TEMPLATES: Readonly<Record<string, { segment: string; summary: s
   "consolidate-v5": { segment: "segment-v2", summary: "summary-v2" },
   "consolidate-v6": { segment: "segment-v2", summary: "summary-v2" },
   "consolidate-v7": { segment: "segment-v2", summary: "summary-v2" },
+  "consolidate-v8": { segment: "segment-v2", summary: "summary-v2" },
 };
 
 export function segmentedTemplates(consolidateVersion: string): { segment: string; summary: string } {
