@@ -1,7 +1,8 @@
 // LoCoMo beside full context, offline: `memgate eval --locomo` on the five shared conversations
 // (../shared/data/locomo/locomo5.json, or LOCOMO_FILE), the consolidation, the answers and the grades
 // replayed from the answers stand-in models wrote (bench/locomo/recorded: consolidate-v7, the
-// default prompt, and consolidate-v6 with LOCOMO_PROMPT=consolidate-v6). Goals
+// default prompt; consolidate-v6 with LOCOMO_PROMPT=consolidate-v6; consolidate-v8, recorded for the
+// 192-question sample, with LOCOMO_PROMPT=consolidate-v8 LOCOMO_EVERY=4). Goals
 // (issue: an agent answers from memgate as well as from the whole log): memgate's accuracy at least
 // full context's minus 3 points, temporal questions minus 5, at most 10 % of the tokens; and, with
 // no model at all (deterministic-v1, every turn cold), an evidence turn served for 85 % of questions.
@@ -27,7 +28,13 @@ function evaluate(args: string[]): LocomoReport {
   const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, MEMGATE_CONTEXT_TOKENS: "200000", MEMGATE_MAX_OUTPUT_TOKENS: "32000" },
+    // Three attempts: consolidate-v8's conv-42 was published on its second repair.
+    env: {
+      ...process.env,
+      MEMGATE_CONTEXT_TOKENS: "200000",
+      MEMGATE_MAX_OUTPUT_TOKENS: "32000",
+      MEMGATE_REPAIR_ATTEMPTS: "3",
+    },
   });
   if (result.status !== 0)
     throw new Error(`memgate eval --locomo failed (${result.status}): ${result.stderr}`);
