@@ -1,8 +1,7 @@
 // LoCoMo beside full context, offline: `memgate eval --locomo` on the five shared conversations
 // (../shared/data/locomo/locomo5.json, or LOCOMO_FILE), the consolidation, the answers and the grades
 // replayed from the answers stand-in models wrote (bench/locomo/recorded: consolidate-v7, the
-// default prompt; consolidate-v6 with LOCOMO_PROMPT=consolidate-v6; consolidate-v8, recorded for the
-// 192-question sample, with LOCOMO_PROMPT=consolidate-v8 LOCOMO_EVERY=4). Goals
+// default prompt; consolidate-v6 and consolidate-v8 with LOCOMO_PROMPT set to either). Goals
 // (issue: an agent answers from memgate as well as from the whole log): memgate's accuracy at least
 // full context's minus 3 points, temporal questions minus 5, at most 10 % of the tokens; and, with
 // no model at all (deterministic-v1, every turn cold), an evidence turn served for 85 % of questions.
