@@ -21,7 +21,7 @@ const ON_REPAIR: Record<string, string> = {
   "consolidate-v7": "pm-wei",
   "consolidate-v8": "mb-gary",
 };
-describe.each(Object.keys(ON_REPAIR))("real answers to %s, replayed", (version) => {
+describe.each(Object.entries(ON_REPAIR))("real answers to %s, replayed", (version, repaired) => {
   const recorded = join(import.meta.dirname, `../fixtures/recorded-${version.slice("consolidate-".length)}`);
   async function published(subject: string, logs?: string) {
     const { outcome, manifest } = await publishedFromRecordings(recorded, subject, logs, {
@@ -32,7 +32,6 @@ describe.each(Object.keys(ON_REPAIR))("real answers to %s, replayed", (version) 
     return { outcome, attempts: manifest.generation?.attempts };
   }
 
-  const repaired = ON_REPAIR[version];
   it.each(LOG_SUBJECTS.filter((subject) => subject !== repaired))(
     "%s is published on the first try",
     async (subject) => {
@@ -52,7 +51,7 @@ describe.each(Object.keys(ON_REPAIR))("real answers to %s, replayed", (version) 
   );
 
   it(`${repaired} is published on the repair attempt`, async () => {
-    const logs = CHAT_SUBJECTS.includes(repaired as string) ? CHAT_LOGS : undefined;
-    expect((await published(repaired as string, logs)).attempts).toBe(2);
+    const logs = CHAT_SUBJECTS.includes(repaired) ? CHAT_LOGS : undefined;
+    expect((await published(repaired, logs)).attempts).toBe(2);
   });
 });
