@@ -4,7 +4,8 @@
 // consolidate-v7, replayed). The reviewer writes which claims the conversation does not support;
 // bench/locomo/review holds the instructions and the reviews (<prompt>/<conversation>.json).
 //
-//   MEMGATE_CONTEXT_TOKENS=200000 MEMGATE_MAX_OUTPUT_TOKENS=32000 npx tsx --import ./scripts/text-imports.mjs \
+//   MEMGATE_CONTEXT_TOKENS=200000 MEMGATE_MAX_OUTPUT_TOKENS=32000 MEMGATE_REPAIR_ATTEMPTS=3 \
+//     npx tsx --import ./scripts/text-imports.mjs \
 //     scripts/locomo-review.ts LOCOMO.json OUT_DIR [INSTRUCTIONS.md]
 //
 // OUT_DIR/<conversation>.md is a request; its answer goes to OUT_DIR/answers/<conversation>.json.
@@ -26,14 +27,8 @@ if (file === undefined || out === undefined) {
   console.error("usage: locomo-review.ts LOCOMO.json OUT_DIR [INSTRUCTIONS.md]");
   process.exit(2);
 }
-interface Turn {
-  dia_id: string;
-  speaker: string;
-  text: string;
-  blip_caption?: string;
-}
 const text = readFileSync(file, "utf8");
-const raw = JSON.parse(text) as Array<{ sample_id: string; conversation: Record<string, unknown> }>;
+const conversations = parseLocomo(text, file);
 const instructions = readFileSync(instructionsFile, "utf8");
 const home = mkdtempSync(join(tmpdir(), "memgate-review-"));
 const recorded = join(import.meta.dirname, "..", "bench", "locomo", "recorded");
@@ -46,21 +41,18 @@ const runtime = await openEmbeddedRuntime({
 });
 try {
   // Consolidates and publishes each conversation as `memgate eval --locomo` does (no question is asked).
-  await evaluateLocomo(runtime.deps, parseLocomo(text, file), {
+  await evaluateLocomo(runtime.deps, conversations, {
     budget: 1800,
     settings: LOCOMO_SETTINGS,
     concurrency: 5,
   });
   mkdirSync(join(out, "answers"), { recursive: true });
-  for (const { sample_id: id, conversation } of raw) {
-    const turns: string[] = [];
-    for (let s = 1; conversation[`session_${s}`] !== undefined; s++) {
-      turns.push(`\n### Session ${s} (${conversation[`session_${s}_date_time`]})\n`);
-      for (const t of conversation[`session_${s}`] as Turn[])
-        turns.push(
-          `${t.dia_id} ${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : ""}`,
-        );
-    }
+  for (const { id, sessions } of conversations) {
+    // Each turn with its id (the claims cite them), under its session's date.
+    const turns = sessions.flatMap((session) => [
+      `\n### Session ${session.number} (${session.dateTime})\n`,
+      ...session.turns.map((turn) => `${turn.eventId} ${turn.speaker}: ${turn.text}`),
+    ]);
     // The summary without a query: its claims and pending items (no cold event is shown).
     const memory = renderServedRecallText(await recall(runtime.deps, id, { format: "text" }))
       .text.split("\n")
