@@ -13,9 +13,11 @@ import type { Pause } from "#ports/time.ts";
  * What recall needs of an artifact beyond its body, built once when the artifact is generated and
  * stored write-once beside it: which claims keep must-preserve items (as the gate judged them:
  * they come first under a token budget), how many inputs stay cold, and the search a query runs.
- * Version 2 ranks a question's words over the claims, the pending items and the cold layer
- * (CONTRACT §5 "Search"); version 1 (artifacts built before it) searched the cold layer alone,
- * with MiniSearch, and is still read. A recall with `query` searches the index and never scans the log.
+ * Version 3 ranks a question's words over the claims, the pending items and every valid input,
+ * the cold layer and the inputs the claims restate (CONTRACT §6 "Search"): a summarised turn's own
+ * words are reached too. Version 2 searched the claims, the pending items and the cold layer;
+ * version 1 the cold layer alone, with MiniSearch. Both are still read. A recall with `query`
+ * searches the index and never scans the log.
  */
 const RecallIndexV1 = z.object({
   version: z.literal(1),
@@ -37,18 +39,19 @@ const RecallDays = z.object({ claims: z.array(Day), pending: z.array(Day) });
 export type RecallDays = z.infer<typeof RecallDays>;
 
 const RecallIndexV2 = z.object({
-  version: z.literal(2),
+  version: z.union([z.literal(2), z.literal(3)]),
   mustPreserveClaims: z.array(z.number().int().nonnegative()),
   coldInputs: z.number().int().nonnegative(),
   /** The day the text shows beside each claim and pending item (`servedDays`), aligned with them. */
   days: RecallDays,
   /**
    * The serialised `SearchIndex` (JSON text, parsed on the first query): claims as `#c<index>`,
-   * pending items as `#p<index>` (ids no event can have), cold events by their event id.
+   * pending items as `#p<index>` (ids no event can have), events by their event id (version 3:
+   * every valid input; version 2: the cold ones).
    */
   search: z.string(),
 });
-export const RecallIndex = z.discriminatedUnion("version", [RecallIndexV1, RecallIndexV2]);
+export const RecallIndex = z.union([RecallIndexV1, RecallIndexV2]);
 export type RecallIndex = z.infer<typeof RecallIndex>;
 
 /** The search document id of a summary's claim or pending item (`#` starts no event id). */
@@ -60,9 +63,9 @@ export const pendingDocument = (index: number) => `#p${index}`;
  * that passed it (the gate is not run again). Searched: each claim (its text, its value, its key and
  * scope and its sources' days, who wrote its sources, and as context their texts and the texts of
  * the inputs before them), each pending item (its text, its sources' days, authors and that
- * context), and each cold event in sequence order (its text and text values, its assertions' keys
- * and scopes and its day, its source, and the texts of the two valid inputs before it and the one
- * after it in the log as context).
+ * context), and each valid input in sequence order, cold or restated by a claim (its text and text
+ * values, its assertions' keys and scopes and its day, its source, and the texts of the two valid
+ * inputs before it and the one after it in the log as context).
  */
 export function buildRecallIndex(
   context: GateContext,
@@ -108,13 +111,8 @@ export function buildRecallIndex(
     ...body.claims.map((claim, i) => ({ id: claimDocument(i), fields: claimFields(claim, sources) })),
     ...body.pending.map((item, i) => ({ id: pendingDocument(i), fields: pendingFields(item, sources) })),
   ];
-  // The cold inputs in sequence order (the order equal scores keep).
-  const uncited = uncitedInputs(body, inputs);
-  const cold = new Set(
-    [...body.coldRefs, ...uncited.map((event) => event.eventId)].flatMap((id) => position.get(id) ?? []),
-  );
-  for (const at of [...cold].sort((a, b) => a - b)) {
-    const event = inputs[at] as MemoryEvent;
+  // Every valid input in sequence order (the order equal scores keep).
+  for (const [at, event] of inputs.entries()) {
     const id = event.eventId;
     const around = [inputs[at - 2], inputs[at - 1], inputs[at + 1]].flatMap((neighbour) =>
       neighbour ? [eventText(neighbour)] : [],
@@ -130,9 +128,9 @@ export function buildRecallIndex(
     });
   }
   return {
-    version: 2,
+    version: 3,
     mustPreserveClaims: [...mustPreserveClaims].sort((a, b) => a - b),
-    coldInputs: uncited.length,
+    coldInputs: uncitedInputs(body, inputs).length,
     days: servedDays(body, (id) => inputs[position.get(id) ?? -1]),
     search: encodeSearch(SearchIndex.build(documents)),
   };
@@ -237,19 +235,19 @@ export function uncitedInputs<E extends MemoryEvent>(
 export interface RecallSearch {
   /**
    * The best `limit` documents for `query`, best first: claims (`#c<index>`), pending items
-   * (`#p<index>`) and cold events (their ids), pausing between query words.
+   * (`#p<index>`) and events (their ids), pausing between query words.
    */
   search(query: string, limit: number, pause: Pause): Promise<SearchHit[]>;
 }
 
 /**
- * The index's search, loaded once: a version 2 index decodes its flat parts (no object per term
- * or posting, so even a 100,000-event cold layer loads in one short step); a version 1 index
+ * The index's search, loaded once: a version 2 or 3 index decodes its flat parts (no object per
+ * term or posting, so even a 100,000-event log loads in one short step); a version 1 index
  * answers as its MiniSearch index of cold events (parsed with pauses, for a serving thread), its
  * words combined with OR (each a fuzzy prefix search, at most MAX_SEARCH_TERMS of them).
  */
 export async function loadRecallSearch(index: RecallIndex, pause: Pause): Promise<RecallSearch> {
-  if (index.version === 2) {
+  if (index.version !== 1) {
     await pause();
     const search = decodeSearch(index.search);
     return {

@@ -46,6 +46,13 @@ export async function rankedHits(
   return { hits: hits.filter((hit) => hit.id.startsWith("#") || kept.has(hit.id)), problem: null };
 }
 
+/** The events a query's hits served: how many a claim or pending item derives from, how many left out. */
+export interface Matches {
+  events: SequencedEvent[];
+  cited: number;
+  omitted: number;
+}
+
 /** A query's hits (null without a query), or why the index could not answer it. */
 export interface Searched {
   hits: SearchHit[] | null;
@@ -136,19 +143,22 @@ export class SummaryParts {
   }
 
   /**
-   * The query's other claims and cold events, best first, until the first that does not fit (CONTRACT
-   * §5a: "until the next does not fit"); the cold events served, and the cold hits left out (read or
+   * The query's other claims and events, best first, until the first that does not fit (CONTRACT
+   * §5a: "until the next does not fit"); the events served, how many of them the summary's claims
+   * or pending items derive from (the others are cold inputs), and the event hits left out (read or
    * not: a hit is read from the store only when it is offered).
    */
-  async hits(
-    deps: Pick<Deps, "events">,
-    snapshot: Snapshot,
-  ): Promise<{ events: SequencedEvent[]; omitted: number }> {
+  async hits(deps: Pick<Deps, "events">, snapshot: Snapshot): Promise<Matches> {
     const served: SequencedEvent[] = [];
     const hits = this.ranked ?? [];
-    // Left out: every cold hit not served but those out of scope (or gone from the store).
+    // Left out: every event hit not served but those out of scope (or gone from the store).
     let unserved = hits.filter((hit) => !hit.id.startsWith("#")).length;
-    const result = () => ({ events: served, omitted: unserved });
+    const { cited } = this.artifact;
+    const result = () => ({
+      events: served,
+      cited: served.filter((event) => cited.has(event.eventId)).length,
+      omitted: unserved,
+    });
     // Cold events are read a window of hits at a time, each window twice the last: a budget is
     // usually spent within the first.
     let size = FIRST_HIT_WINDOW;

@@ -314,7 +314,8 @@ function footerLines(recall: Recall, options: RecallTextOptions): string[] {
     const hint = oneLine(options.searchHint ?? DEFAULT_SEARCH_HINT);
     const layer = "coldInputs" in options ? options.coldInputs : recall.coldInputs;
     // A cold input a query served (## matches) is shown: the note counts the others.
-    const cold = layer === undefined || layer === null ? null : Math.max(0, layer - recall.cold.length);
+    const shown = recall.cold.length - recall.citedMatches;
+    const cold = layer === undefined || layer === null ? null : Math.max(0, layer - shown);
     if (cold === null)
       lines.push(`# cold: inputs the summary left cold are not shown; search them with ${hint}`);
     else if (cold > 0)

@@ -15,6 +15,7 @@ import {
   TokenBudget,
 } from "./recall-budget.ts";
 import {
+  type Matches,
   RECALL_COLD_MATCHES,
   RECALL_RANKED_HITS,
   rankedHits,
@@ -54,8 +55,13 @@ export interface Recall {
   tail: SequencedEvent[];
   /** Valid events (raw mode), one page. */
   events: SequencedEvent[];
-  /** Cold-layer events of the summary matching `query`, best first (first page only). */
+  /**
+   * The summary's valid inputs `query` reaches, best first (first page only): cold inputs and,
+   * since recall index version 3, inputs its claims or pending items derive from.
+   */
   cold: SequencedEvent[];
+  /** How many of `cold` a claim or pending item derives from (the others are cold inputs). */
+  citedMatches: number;
   /**
    * The day shown beside each served claim and pending item (aligned with `claims` and `pending`):
    * the day of its newest source, for a claim restating free text or a reading; null otherwise.
@@ -109,7 +115,7 @@ export interface RecallOptions {
   cursor?: string | undefined;
   /** Only this scope's items and events, and the global ones. */
   scope?: string | undefined;
-  /** Lexical search over the served summary's cold layer. */
+  /** A question or words, searched over the served summary's claims, pending items and inputs. */
   query?: string | undefined;
   /** The rendering the budget counts and `servedTokens` reports (default json). */
   format?: RecallFormat | undefined;
@@ -285,6 +291,7 @@ async function select(
     ...parts.served(),
     tail: page.events,
     cold: cold.events,
+    citedMatches: cold.cited,
     earlierReadings: page.earlierReadings,
     omitted: { ...parts.omitted(), cold: cold.omitted, oversized: page.oversized },
     nextCursor: page.nextCursor,
@@ -306,6 +313,7 @@ export function itemlessRecall(
     tail: [],
     events: [],
     cold: [],
+    citedMatches: 0,
     days: { claims: [], pending: [] },
     earlierReadings: [],
     omitted: NOTHING_OMITTED,
@@ -339,7 +347,7 @@ function reserveFrame(
   budget.reserve(tokens, continued);
 }
 
-const NO_MATCHES = { events: [] as SequencedEvent[], omitted: 0 };
+const NO_MATCHES: Matches = { events: [], cited: 0, omitted: 0 };
 
 /**
  * The valid events after `after` up to the snapshot's high-water mark, one page: the log is read

@@ -126,7 +126,17 @@ export class ServedBody {
   private daysShown = false;
   private readonly plans = new WeakMap<PartTokens, Map<string, ClaimPlan>>();
 
+  private citedIds: ReadonlySet<string> | undefined;
+
   constructor(readonly body: ConsolidationOutput) {}
+
+  /** The inputs its claims and pending items derive from (the others are its cold layer). */
+  get cited(): ReadonlySet<string> {
+    this.citedIds ??= new Set(
+      [...this.body.claims, ...this.body.pending].flatMap((item) => item.derivedFrom),
+    );
+    return this.citedIds;
+  }
 
   /**
    * The claims (and conflicts) a recall of `scope` serves from, computed once per scope and
@@ -264,17 +274,17 @@ export class ServedIndex {
   readonly mustPreserveClaims: ReadonlySet<number>;
   /** The inputs that stay cold; undefined for indexes built before they were counted. */
   readonly coldInputs: number | undefined;
-  /** Whether the search ranks the summary's claims and pending items too (version 2 indexes). */
+  /** Whether the search ranks the summary's claims and pending items too (version 2 and 3 indexes). */
   readonly ranksClaims: boolean;
-  /** The days shown beside claims and pending items (version 2 indexes). */
+  /** The days shown beside claims and pending items (version 2 and 3 indexes). */
   readonly days: RecallDays | undefined;
   private loaded: Promise<RecallSearch> | undefined;
 
   constructor(private readonly index: RecallIndex) {
     this.mustPreserveClaims = new Set(index.mustPreserveClaims);
     this.coldInputs = index.coldInputs;
-    this.ranksClaims = index.version === 2;
-    this.days = index.version === 2 ? index.days : undefined;
+    this.ranksClaims = index.version !== 1;
+    this.days = index.version === 1 ? undefined : index.days;
   }
 
   /** The index's search, loaded once (a step at a time; recalls arriving meanwhile wait for it). */

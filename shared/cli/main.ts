@@ -90,7 +90,10 @@ const FLAG_HELP: Record<string, [string, string]> = {
   run: ["", "also run the requested rebuilds here (on AWS that is the worker's job)"],
   cursor: ["C", "the nextCursor of the previous answer: the next page of events"],
   scope: ["S", "only that scope's claims, conflicts and events, and the global ones"],
-  query: ["TEXT", "search the summary's cold layer (its index, never the log) for these words"],
+  query: [
+    "TEXT",
+    "the question to answer: ranks the summary's claims and its inputs for it (its index, never the log)",
+  ],
   port: ["PORT", "port to listen on (default 8787; 0 picks a free one)"],
   host: ["ADDRESS", "address to bind (default 127.0.0.1: loopback only)"],
   subject: ["SUBJECT", "the subject a tool call means when it names none"],

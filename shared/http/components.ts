@@ -117,6 +117,10 @@ const Recall = z.object({
   nextCursor: z.string().nullable(),
   servedTokens: z.number().int(),
   coldInputs: z.number().int().nullable(),
+  citedMatches: z.number().int().openapi({
+    description:
+      "how many of `cold` (the inputs the query reached) a claim or pending item derives from; the others are cold inputs",
+  }),
   budgetBelowFrame: z.object({ budget: z.number().int(), needed: z.number().int() }).nullable().openapi({
     description:
       "text under a budget below what its first line and notes alone need (no item served): the budget and that need; null otherwise",

@@ -28,7 +28,7 @@ const recallRoute = createRoute({
       budget: z.string().optional().openapi({ description: "at most this many tokens (cl100k_base)" }),
       query: z.string().optional().openapi({
         description:
-          "the question to answer, as an agent asks it: the claims and cold events it reaches are ranked first (CONTRACT §6 Search)",
+          "the question to answer, as an agent asks it: the claims and events it reaches are ranked first (CONTRACT §6 Search)",
       }),
       cursor: z.string().optional().openapi({ description: "nextCursor of the previous page" }),
       format: z.string().optional().openapi({

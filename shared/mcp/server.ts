@@ -122,7 +122,7 @@ export function createMcpServer(options: McpOptions): Server {
     }),
     recall: tool({
       description:
-        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists, as compact text with one line per item (format json for the JSON answer). Pass the question you need answered as `query`, as you would ask it (English or Chinese): the claims and the cold events that answer it are ranked first and served within the token budget (counted on the rendering asked for), each event with its day. Optional scope.",
+        "What to remember about a subject: the current summary (claims with their source events, open tasks, unresolved conflicts) and newer events, or the raw valid events when no current summary exists, as compact text with one line per item (format json for the JSON answer). Pass the question you need answered as `query`, as you would ask it (English or Chinese): the claims and the events that answer it are ranked first and served within the token budget (counted on the rendering asked for), each event with its day. Optional scope.",
       input: z
         .object({
           subject: subjectField,

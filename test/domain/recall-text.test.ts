@@ -231,6 +231,11 @@ describe("recall as text: examples", () => {
     expect(matched).toContain(`# cold: 2 inputs not shown; search them with ${hint}\n`);
     const all = recallOf({ coldInputs: 2, cold: [event("n-1", 4), event("n-2", 5)] });
     expect(renderRecallText(all, { searchHint: hint })).not.toContain("# cold");
+    // A match a claim restates (index version 3) was never cold: it leaves the count as it is.
+    const cited = recallOf({ coldInputs: 3, cold: [event("n-1", 4), event("f-9", 5)], citedMatches: 1 });
+    expect(renderRecallText(cited, { searchHint: hint })).toContain(
+      `# cold: 2 inputs not shown; search them with ${hint}\n`,
+    );
   });
 
   it("says when the budget is below what the first line and notes alone need", () => {

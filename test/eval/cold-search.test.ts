@@ -15,7 +15,7 @@ import { realisticEvent } from "#harness/event-mix.ts";
 /**
  * Recall's search as a serving thread runs it (the serialised index parsed a step at a time, the
  * query searched a term at a time) finds what the index's own one-call search finds, in the same
- * order; indexes written before version 2 still answer.
+ * order; indexes written before version 3 still answer.
  */
 const events = checkEventLog(
   Array.from({ length: 1500 }, (_, i) => ({ ...MemoryEvent.parse(realisticEvent(i)), sequence: i + 1 })),
@@ -37,7 +37,7 @@ describe("recall's search, paced", () => {
     ["tickets", true],
     ["unmatchedsearchword", false],
   ])("%s: the same documents, in the same order, as the index searched in one call", async (query, found) => {
-    if (index.version !== 2) throw new Error("a new index is version 2");
+    if (index.version !== 3) throw new Error("a new index is version 3");
     const whole = decodeSearch(index.search).search(query, 100_000);
     expect(whole.length > 0).toBe(found);
     pauses.length = 0;
@@ -48,12 +48,12 @@ describe("recall's search, paced", () => {
 
   it("is the same index, byte for byte, however often it is built, encoded or decoded", () => {
     expect(JSON.stringify(buildRecallIndex(context, empty, []))).toBe(JSON.stringify(index));
-    if (index.version !== 2) throw new Error("a new index is version 2");
+    if (index.version !== 3) throw new Error("a new index is version 3");
     expect(encodeSearch(decodeSearch(index.search))).toBe(index.search);
   });
 
   it("refuses a damaged search index rather than answering from it", () => {
-    if (index.version !== 2) throw new Error("a new index is version 2");
+    if (index.version !== 3) throw new Error("a new index is version 3");
     const stored = JSON.parse(index.search);
     expect(() => decodeSearch(JSON.stringify({ ...stored, postings: stored.postings.slice(8) }))).toThrow();
     expect(() => decodeSearch(JSON.stringify({ ...stored, version: 2 }))).toThrow();
@@ -86,6 +86,7 @@ describe("what recall's search reads of a conversation", () => {
       turn("D1:3", "2023-08-11T13:02:00", "John", "Deep dish pizza and the Bean, then the lake."),
       turn("D2:1", "2023-09-05T10:00:00", "John", "The pizza back home is not the same."),
       turn("D2:2", "2023-09-02T10:01:00", "Tim", "I started the violin lessons."),
+      turn("D2:3", "2023-09-02T10:02:00", "Tim", "My teacher, Mrs Okafor, plays in the city orchestra."),
       turn("D3:1", "2023-10-01T09:00:00", "Tim", "Congrats on the promotion! What is the new role?"),
       turn("D3:2", "2023-10-01T09:01:00", "John", "Thanks! Assistant manager, at last."),
     ].map((event, i) => ({ ...event, sequence: i + 1 })),
@@ -98,7 +99,7 @@ describe("what recall's search reads of a conversation", () => {
         key: "hobbies.music",
         scope: "person:tim",
         value: { text: "violin lessons" },
-        derivedFrom: ["D2:2"],
+        derivedFrom: ["D2:2", "D2:3"],
         polarity: "affirmed" as const,
         status: "settled" as const,
       },
@@ -114,7 +115,7 @@ describe("what recall's search reads of a conversation", () => {
   };
   const built = buildRecallIndex(conversation, summary, []);
   const search = (query: string) => {
-    if (built.version !== 2) throw new Error("a new index is version 2");
+    if (built.version !== 3) throw new Error("a new index is version 3");
     return decodeSearch(built.search)
       .search(query, 10)
       .map((hit) => hit.id);
@@ -125,8 +126,15 @@ describe("what recall's search reads of a conversation", () => {
   });
 
   it("finds a claim by the days of its sources, in English and in Chinese", () => {
-    expect(search("What did Tim start on 2 September 2023?")[0]).toBe("#c0");
-    expect(search("9月2日")[0]).toBe("#c0");
+    // The claim and the turn it restates, both said that day.
+    expect(search("What did Tim start on 2 September 2023?").slice(0, 2)).toEqual(["#c0", "D2:2"]);
+    expect(search("9月2日").slice(0, 3).sort()).toEqual(["#c0", "D2:2", "D2:3"]);
+  });
+
+  it("finds the turn a claim restates by the words the claim left out (version 3)", () => {
+    // The claim keeps "violin lessons"; the teacher's name is only in the turn.
+    expect(search("Who teaches Tim the violin?")).toContain("D2:3");
+    expect(search("Who is Mrs Okafor?")[0]).toBe("D2:3");
   });
 
   it("reads the two turns before a turn and the one after as its context", () => {
@@ -136,6 +144,6 @@ describe("what recall's search reads of a conversation", () => {
 
   it("reads the turn before each of a claim's sources as its context", () => {
     // The reply the claim cites never says "promotion"; the question it answers does.
-    expect(search("What promotion did he get?")).toEqual(["D3:1", "#c1"]);
+    expect(search("What promotion did he get?").slice(0, 3)).toEqual(["D3:1", "#c1", "D3:2"]);
   });
 });

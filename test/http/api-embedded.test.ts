@@ -91,7 +91,9 @@ describe("HTTP API over the embedded store (CONTRACT §6)", () => {
     expect(other.claims.some((c) => c.scope === "payments")).toBe(false);
 
     const searched = await client.recall(subject, { query: "green tea" });
-    expect(searched.cold.map((e) => e.eventId)).toEqual(["n-1"]);
+    expect(searched.cold[0]?.eventId).toBe("n-1");
+    // The other events it reaches (by the words around them) are ones the claims restate.
+    expect(searched.cold.length - searched.citedMatches).toBe(1);
     expect((await client.recall(subject, { query: "kubernetes" })).cold).toEqual([]);
 
     const all = (await client.recall(subject)).claims;

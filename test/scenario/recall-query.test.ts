@@ -83,13 +83,13 @@ describe("recall with a question", () => {
     const tight = await recall(deps, subject, {
       query: "Which seat does Mia like on the train?",
       format: "text",
-      budget: 200,
+      budget: 230,
     });
     expect(tight.claims.map((claim) => claim.derivedFrom[0])).toContain("c-1");
     expect(tight.pending).toHaveLength(1);
     expect(tight.claims.map((claim) => claim.derivedFrom[0])).toContain("p-2");
     expect(tight.cold.map((event) => event.eventId)).toContain("n-5");
-    expect(tight.servedTokens).toBeLessThanOrEqual(200);
+    expect(tight.servedTokens).toBeLessThanOrEqual(230);
     // The claim the question reaches is offered before the one it does not (no larger a line), at every budget.
     const line = (id: string) => {
       const claim = whole.claims.find((c) => c.derivedFrom[0] === id);
@@ -109,6 +109,24 @@ describe("recall with a question", () => {
         Math.max(budget, answer.servedTokens - answer.servedTokens),
       );
     }
+  });
+
+  it("reaches an event a claim restates by the words the claim left out, never counting it as cold", async () => {
+    const answer = await recall(deps, subject, {
+      query: "Does Mia prefer trains?",
+      format: "text",
+      budget: 210,
+    });
+    // The preference's own words ("prefers", "trains"), which its claim does not hold, reach it.
+    expect(answer.cold.map((event) => event.eventId)).toEqual(["p-2", "n-5"]);
+    expect(answer.citedMatches).toBe(1);
+    expect(answer.coldInputs).toBe(6);
+    const text = renderServedRecallText(answer).text;
+    expect(text).toContain(
+      'preference: "Prefers window seats on trains." {travel.seat: "window seat"} ← p-2\n',
+    );
+    // Six notes are cold and one of them is shown.
+    expect(text).toContain("# cold: 5 inputs not shown");
   });
 
   it("without a query keeps the order it always had: every claim before the summary and the tail", async () => {
