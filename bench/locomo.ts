@@ -1,7 +1,8 @@
 // LoCoMo beside full context, offline: `memgate eval --locomo` on the five shared conversations
 // (../shared/data/locomo/locomo5.json, or LOCOMO_FILE), the consolidation, the answers and the grades
-// replayed from the answers stand-in models wrote (bench/locomo/recorded: consolidate-v7, the
-// default prompt; consolidate-v6 and consolidate-v8 with LOCOMO_PROMPT set to either). Goals
+// replayed from the answers stand-in models wrote (bench/locomo/recorded: consolidate-v8 over recall
+// index version 3, CONTRACT §6 "Search"; the answers recorded for consolidate-v6 and v7 answered what
+// index version 2 served, and no longer replay). Goals
 // (issue: an agent answers from memgate as well as from the whole log): memgate's accuracy at least
 // full context's minus 3 points, temporal questions minus 5, at most 10 % of the tokens; and, with
 // no model at all (deterministic-v1, every turn cold), an evidence turn served for 85 % of questions.
@@ -18,10 +19,10 @@ const file = process.env.LOCOMO_FILE ?? join(root, "..", "shared", "data", "loco
 const recorded = join(import.meta.dirname, "locomo", "recorded");
 // The recorded answers answer every question of each conversation (LOCOMO_EVERY=4 replays the
 // 192-question sample, every 4th: memgate eval --every), each from what recall serves within BUDGET
-// tokens (about 8.6 % of a conversation's tokens).
+// tokens (about 9.3 % of a conversation's tokens).
 const EVERY = process.env.LOCOMO_EVERY ?? "1";
-const BUDGET = "1800";
-const PROMPT = process.env.LOCOMO_PROMPT ?? "consolidate-v7";
+const BUDGET = "1950";
+const PROMPT = process.env.LOCOMO_PROMPT ?? "consolidate-v8";
 
 function evaluate(args: string[]): LocomoReport {
   const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
