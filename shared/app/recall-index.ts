@@ -222,12 +222,17 @@ function valueWords(value: ValueData): string {
   return value.scopes.join(" ");
 }
 
+/** The inputs the claims and pending items of `body` derive from (the others are its cold layer). */
+export function citedIds(body: Pick<ConsolidationOutput, "claims" | "pending">): Set<string> {
+  return new Set([...body.claims, ...body.pending].flatMap((item) => item.derivedFrom));
+}
+
 /** The valid inputs no claim or pending item of `body` derives from (CONTRACT §2: the cold layer). */
 export function uncitedInputs<E extends MemoryEvent>(
   body: ConsolidationOutput,
   validInputs: readonly E[],
 ): E[] {
-  const cited = new Set([...body.claims, ...body.pending].flatMap((item) => item.derivedFrom));
+  const cited = citedIds(body);
   return validInputs.filter((event) => !cited.has(event.eventId));
 }
 

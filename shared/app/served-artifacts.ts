@@ -13,7 +13,13 @@ import {
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
-import { loadRecallSearch, type RecallDays, RecallIndex, type RecallSearch } from "./recall-index.ts";
+import {
+  citedIds,
+  loadRecallSearch,
+  type RecallDays,
+  RecallIndex,
+  type RecallSearch,
+} from "./recall-index.ts";
 import { type RecallSection, type RecallSectionItems, showDays } from "./recall-text.ts";
 
 /**
@@ -126,16 +132,14 @@ export class ServedBody {
   private daysShown = false;
   private readonly plans = new WeakMap<PartTokens, Map<string, ClaimPlan>>();
 
-  private citedIds: ReadonlySet<string> | undefined;
+  private citedInputs: ReadonlySet<string> | undefined;
 
   constructor(readonly body: ConsolidationOutput) {}
 
   /** The inputs its claims and pending items derive from (the others are its cold layer). */
   get cited(): ReadonlySet<string> {
-    this.citedIds ??= new Set(
-      [...this.body.claims, ...this.body.pending].flatMap((item) => item.derivedFrom),
-    );
-    return this.citedIds;
+    this.citedInputs ??= citedIds(this.body);
+    return this.citedInputs;
   }
 
   /**
