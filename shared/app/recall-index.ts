@@ -38,7 +38,8 @@ const Day = z
 const RecallDays = z.object({ claims: z.array(Day), pending: z.array(Day) });
 export type RecallDays = z.infer<typeof RecallDays>;
 
-const RecallIndexV2 = z.object({
+/** Versions 2 and 3: one shape; version 3 indexes every valid input, version 2 the cold ones. */
+const RecallIndexRanked = z.object({
   version: z.union([z.literal(2), z.literal(3)]),
   mustPreserveClaims: z.array(z.number().int().nonnegative()),
   coldInputs: z.number().int().nonnegative(),
@@ -51,7 +52,7 @@ const RecallIndexV2 = z.object({
    */
   search: z.string(),
 });
-export const RecallIndex = z.union([RecallIndexV1, RecallIndexV2]);
+export const RecallIndex = z.union([RecallIndexV1, RecallIndexRanked]);
 export type RecallIndex = z.infer<typeof RecallIndex>;
 
 /** The search document id of a summary's claim or pending item (`#` starts no event id). */

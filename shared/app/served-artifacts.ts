@@ -278,8 +278,6 @@ export class ServedIndex {
   readonly mustPreserveClaims: ReadonlySet<number>;
   /** The inputs that stay cold; undefined for indexes built before they were counted. */
   readonly coldInputs: number | undefined;
-  /** Whether the search ranks the summary's claims and pending items too (version 2 and 3 indexes). */
-  readonly ranksClaims: boolean;
   /** The days shown beside claims and pending items (version 2 and 3 indexes). */
   readonly days: RecallDays | undefined;
   private loaded: Promise<RecallSearch> | undefined;
@@ -287,7 +285,6 @@ export class ServedIndex {
   constructor(private readonly index: RecallIndex) {
     this.mustPreserveClaims = new Set(index.mustPreserveClaims);
     this.coldInputs = index.coldInputs;
-    this.ranksClaims = index.version !== 1;
     this.days = index.version === 1 ? undefined : index.days;
   }
 
