@@ -202,14 +202,14 @@ export class SearchIndex {
     if (terms.length === 0 || this.count === 0 || limit <= 0) return [];
     const norms = this.lengthNorms();
     // Per document its score, how many of the query's terms it holds, and the last term that
-    // counted it; every entry a search touches is zeroed again before its arrays are reused.
+    // counted it, and the documents touched; every entry touched is zeroed again before reuse.
     const scratch = this.scratch.pop() ?? {
       scores: new Float64Array(this.count),
       matched: new Uint8Array(this.count),
       lastTerm: new Uint8Array(this.count),
+      touched: new Int32Array(this.count),
+      size: 0,
     };
-    const { scores, matched, lastTerm } = scratch;
-    const touched: number[] = [];
     try {
       for (const [t, { position }] of terms.entries()) {
         for (let field = 0; field < FIELDS.length; field++) {
@@ -227,23 +227,14 @@ export class SearchIndex {
             weight,
             norms[field] as Float64Array,
             scratch,
-            touched,
             t + 1,
           );
         }
         yield;
       }
-      return topDocuments(
-        touched,
-        (document) => (scores[document] as number) * (matched[document] as number),
-        limit,
-      ).map(({ document, score }) => ({ id: this.idOf(document), score }));
+      return topDocuments(scratch, limit).map(({ document, score }) => ({ id: this.idOf(document), score }));
     } finally {
-      for (const document of touched) {
-        scores[document] = 0;
-        matched[document] = 0;
-        lastTerm[document] = 0;
-      }
+      clear(scratch);
       this.scratch.push(scratch);
     }
   }
@@ -308,14 +299,15 @@ function accumulate(
   end: number,
   weight: number,
   norms: Float64Array,
-  { scores, matched, lastTerm }: Scratch,
-  touched: number[],
+  scratch: Scratch,
   mark: number,
 ): void {
+  const { scores, matched, lastTerm, touched } = scratch;
+  let size = scratch.size;
   for (let i = start; i < end; i += 2) {
     const document = postings[i] as number;
     const frequency = postings[i + 1] as number;
-    if (matched[document] === 0) touched.push(document);
+    if (matched[document] === 0) touched[size++] = document;
     scores[document] =
       (scores[document] as number) +
       weight * (DELTA + (frequency * (K1 + 1)) / (frequency + (norms[document] as number)));
@@ -324,12 +316,33 @@ function accumulate(
       matched[document] = (matched[document] as number) + 1;
     }
   }
+  scratch.size = size;
 }
 
+/** Zeroes what a search touched: entry by entry, or whole arrays when it touched many. */
+function clear(scratch: Scratch): void {
+  const { scores, matched, lastTerm, touched, size } = scratch;
+  if (size > scores.length / 8) {
+    scores.fill(0);
+    matched.fill(0);
+    lastTerm.fill(0);
+  } else
+    for (let i = 0; i < size; i++) {
+      const document = touched[i] as number;
+      scores[document] = 0;
+      matched[document] = 0;
+      lastTerm[document] = 0;
+    }
+  scratch.size = 0;
+}
+
+/** A search's working arrays, one entry per document, and the documents it touched (the first `size`). */
 interface Scratch {
   scores: Float64Array;
   matched: Uint8Array;
   lastTerm: Uint8Array;
+  touched: Int32Array;
+  size: number;
 }
 
 interface Ranked {
@@ -342,15 +355,12 @@ const ranksBelow = (a: Ranked, b: Ranked) =>
   a.score < b.score || (a.score === b.score && a.document > b.document);
 
 /**
- * The `limit` best of `documents` by `scoreOf`, best first, equal scores by document number: a
- * bounded min-heap (its root the lowest ranked kept), so a common word matching most of a large
- * index costs no full sort.
+ * The `limit` best documents a search touched, by score times the number of query terms each
+ * holds, best first, equal scores by document number: a bounded min-heap (its root the lowest
+ * ranked kept), so a common word matching most of a large index costs no full sort, and a document
+ * that ranks below the root is passed over without allocating.
  */
-function topDocuments(
-  documents: readonly number[],
-  scoreOf: (document: number) => number,
-  limit: number,
-): Ranked[] {
+function topDocuments({ scores, matched, touched, size }: Scratch, limit: number): Ranked[] {
   const heap: Ranked[] = [];
   const at = (i: number) => heap[i] as Ranked;
   const swap = (i: number, j: number) => {
@@ -358,16 +368,18 @@ function topDocuments(
     heap[i] = at(j);
     heap[j] = kept;
   };
-  for (const document of documents) {
-    const entry = { document, score: scoreOf(document) };
+  for (let k = 0; k < size; k++) {
+    const document = touched[k] as number;
+    const score = (scores[document] as number) * (matched[document] as number);
     if (heap.length < limit) {
-      heap.push(entry);
+      heap.push({ document, score });
       for (let i = heap.length - 1; i > 0 && ranksBelow(at(i), at((i - 1) >> 1)); i = (i - 1) >> 1)
         swap(i, (i - 1) >> 1);
       continue;
     }
-    if (!ranksBelow(at(0), entry)) continue;
-    heap[0] = entry;
+    const root = at(0);
+    if (score < root.score || (score === root.score && document > root.document)) continue;
+    heap[0] = { document, score };
     for (let i = 0; ; ) {
       const left = 2 * i + 1;
       let lowest = i;

@@ -141,6 +141,28 @@ describe("ranked search (BM25+, words combined with OR)", () => {
       { numRuns: 200, seed: 37 },
     );
   });
+  it("carries nothing from one search to the next: a reused index ranks as a fresh one", () => {
+    // A search reuses its working arrays; one that touched most documents clears them whole, one
+    // that touched few clears its own entries. Either way the next search starts from nothing.
+    const word = fc.constantFrom("tea", "shop", "green", "opens", "nine", "dog", "vet", "Jon");
+    const doc = fc.array(word, { minLength: 1, maxLength: 6 }).map((words) => words.join(" "));
+    fc.assert(
+      fc.property(
+        fc.array(doc, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.array(word, { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 6 }),
+        fc.integer({ min: 1, max: 12 }),
+        (texts, queries, limit) => {
+          const documents = texts.map((text, i) => ({ id: `x${i}`, fields: { text } }));
+          const reused = SearchIndex.build(documents);
+          for (const query of queries)
+            expect(reused.search(query.join(" "), limit)).toEqual(
+              SearchIndex.build(documents).search(query.join(" "), limit),
+            );
+        },
+      ),
+      { numRuns: 200, seed: 41 },
+    );
+  });
 });
 
 describe("a question's words that most of the index holds", () => {
