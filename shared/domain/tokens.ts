@@ -1,4 +1,3 @@
-import { Tiktoken } from "js-tiktoken/lite";
 import cl100k from "js-tiktoken/ranks/cl100k_base";
 
 /**
@@ -13,15 +12,47 @@ import cl100k from "js-tiktoken/ranks/cl100k_base";
  * same order, so the same tokens), O(n log n). Special-token text (`<|endoftext|>`) is counted as
  * ordinary text, never refused: memory may quote anything.
  */
-let table: { ranks: ReadonlyMap<string, number>; pieces: RegExp } | undefined;
+let table: { ranks: ReadonlyMap<string, number>; wholes: ReadonlySet<string>; pieces: RegExp } | undefined;
 
 function loadTable() {
-  if (table === undefined) {
-    // The rank map js-tiktoken builds from the table (byte values joined by commas → rank).
-    const encoder = new Tiktoken(cl100k) as unknown as { rankMap: Map<string, number> };
-    table = { ranks: encoder.rankMap, pieces: new RegExp(cl100k.pat_str, "gu") };
-  }
+  table ??= { ...rankTables(cl100k.bpe_ranks), pieces: new RegExp(cl100k.pat_str, "gu") };
   return table;
+}
+
+/**
+ * The rank table as js-tiktoken reads it (lines of `! OFFSET TOKEN…`, each token base64, ranked
+ * from OFFSET on), built in one pass: `ranks` by byte values joined by commas (js-tiktoken's
+ * rankMap), and `wholes`, the tokens that are whole UTF-8 text, as that text: a piece of the split
+ * found there is one token without encoding it (most pieces are).
+ */
+function rankTables(bpeRanks: string): { ranks: Map<string, number>; wholes: Set<string> } {
+  const ranks = new Map<string, number>();
+  const wholes = new Set<string>();
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  for (const line of bpeRanks.split("\n")) {
+    const [, offset, ...tokens] = line.split(" ");
+    if (offset === undefined) continue;
+    let rank = Number.parseInt(offset, 10);
+    for (const token of tokens) {
+      const binary = atob(token);
+      const bytes = new Uint8Array(binary.length);
+      let ascii = true;
+      for (let i = 0; i < binary.length; i++) {
+        const byte = binary.charCodeAt(i);
+        bytes[i] = byte;
+        if (byte > 127) ascii = false;
+      }
+      ranks.set(bytes.join(","), rank++);
+      if (ascii) wholes.add(binary);
+      else
+        try {
+          wholes.add(decoder.decode(bytes));
+        } catch {
+          // Part of a character: only its bytes name it.
+        }
+    }
+  }
+  return { ranks, wholes };
 }
 
 const utf8 = new TextEncoder();
@@ -65,9 +96,13 @@ const MEMO_TEXT_LIMIT = 4096;
 
 /** The count itself: each piece of the pattern's split, merged. */
 function countPieces(text: string): number {
-  const { ranks, pieces } = loadTable();
+  const { ranks, wholes, pieces } = loadTable();
   let count = 0;
   for (const match of text.matchAll(pieces)) {
+    if (wholes.has(match[0])) {
+      count++;
+      continue;
+    }
     const piece = utf8.encode(match[0]);
     count += ranks.has(piece.join(",")) ? 1 : mergedParts(piece, ranks);
   }
