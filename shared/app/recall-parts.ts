@@ -159,10 +159,14 @@ export class SummaryParts {
       cited: served.filter((event) => cited.has(event.eventId)).length,
       omitted: unserved,
     });
-    // Cold events are read a window of hits at a time, each window twice the last: a budget is
-    // usually spent within the first.
+    // Events are read a window of hits at a time: the first FIRST_HIT_WINDOW, then as many as what
+    // the budget has left would hold at the cost of those served so far (a few more), at most
+    // twice the last window; until one is served, each window twice the last.
+    const before = this.budget.remaining;
     let size = FIRST_HIT_WINDOW;
-    for (let start = 0; start < hits.length; start += size, size *= 2) {
+    for (let start = 0; start < hits.length; start += size) {
+      if (start > 0)
+        size = nextWindow(size, served.length, before - this.budget.remaining, this.budget.remaining);
       const window = hits.slice(start, start + size);
       const coldIds = window.map((hit) => hit.id).filter((id) => !id.startsWith("#"));
       const stored =
@@ -230,5 +234,16 @@ function claimIndexOf(id: string): number | null {
 /** After this many claims in a row that did not fit, a budget offers no more of that group. */
 const MISFITS_IN_A_ROW = 64;
 
-/** How many of a query's hits are read first (the next windows double). */
+/** How many of a query's hits are read first. */
 const FIRST_HIT_WINDOW = 16;
+
+/**
+ * The next window of hits to read: what `remaining` holds at the average cost of the `served`
+ * events (`spent` tokens, claims served among them included), and a few more, between a few and
+ * twice the last window; twice the last while nothing is served (or without a budget).
+ */
+function nextWindow(last: number, served: number, spent: number, remaining: number): number {
+  if (served === 0 || !Number.isFinite(remaining)) return last * 2;
+  const fits = Math.ceil(remaining / Math.max(1, spent / served));
+  return Math.min(last * 2, Math.max(FIRST_HIT_WINDOW / 2, fits + FIRST_HIT_WINDOW / 2));
+}

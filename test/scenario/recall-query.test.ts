@@ -145,6 +145,43 @@ describe("recall with a question", () => {
   });
 });
 
+describe("recall with a question reads what its budget can serve", () => {
+  it("reads the matching events a window at a time, sized by what the budget has left", async () => {
+    const many = "ana";
+    await appendEvents(
+      deps,
+      many,
+      Array.from({ length: 300 }, (_, i) => ({
+        eventId: `k-${i + 1}`,
+        kind: "note",
+        text: `Pottery evening ${i + 1}: glazed a ${["blue", "green", "red"][i % 3]} bowl with the group.`,
+        source: "Ana",
+        occurredAt: "2026-05-01T10:00:00Z",
+      })),
+    );
+    await run(deps, await takeSnapshot(deps, many));
+    let read = 0;
+    const counting = {
+      ...deps,
+      events: Object.create(deps.events, {
+        eventsById: {
+          value: (subject: string, ids: readonly string[]) => {
+            read += ids.length;
+            return deps.events.eventsById(subject, ids);
+          },
+        },
+      }),
+    };
+    const options = { query: "When did Ana glaze a bowl at pottery?", budget: 4000 };
+    const answer = await recall(counting, many, options);
+    // The same answer as when every window is read whole; the windows after the first (16) read
+    // what the budget had left room for and a few more (8), never twice the last window's worth.
+    expect(answer).toEqual(await recall(deps, many, options));
+    expect(answer.cold.length).toBeGreaterThan(16);
+    expect(read).toBeLessThanOrEqual(answer.cold.length + 16);
+  });
+});
+
 describe("recall with a question over a damaged search index", () => {
   it("serves the summary without the question's hits and says why", async () => {
     const damagedStore = temporaryStore("recall-query-damaged");
