@@ -1,7 +1,7 @@
 // Writes, for each LoCoMo conversation, a request an independent reviewer (a stand-in model) reads
 // whole: the instructions, the conversation turn by turn under each session's date, and the summary
 // memgate serves for it (the recorded answers in bench/locomo/recorded to LOCOMO_PROMPT, by default
-// consolidate-v7, replayed). The reviewer writes which claims the conversation does not support;
+// consolidate-v8, replayed). The reviewer writes which claims the conversation does not support;
 // bench/locomo/review holds the instructions and the reviews (<prompt>/<conversation>.json).
 //
 //   MEMGATE_CONTEXT_TOKENS=200000 MEMGATE_MAX_OUTPUT_TOKENS=32000 MEMGATE_REPAIR_ATTEMPTS=3 \
@@ -36,7 +36,7 @@ const runtime = await openEmbeddedRuntime({
   store: "embedded",
   home,
   model: `replay:${recorded}`,
-  prompt: process.env.LOCOMO_PROMPT ?? "consolidate-v7",
+  prompt: process.env.LOCOMO_PROMPT ?? "consolidate-v8",
   progress: () => {},
 });
 try {

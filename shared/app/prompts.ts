@@ -3,10 +3,10 @@ import type { Prompt } from "#ports/model.ts";
 import { PROMPT_FILES } from "./prompt-files.ts";
 
 /**
- * The prompt consolidations use unless one is chosen (`--prompt`, MEMGATE_PROMPT): consolidate-v7,
- * measured against v5 on the twelve recorded logs (CONTRACT §4 "Time in the prompt").
+ * The prompt consolidations use unless one is chosen (`--prompt`, MEMGATE_PROMPT): consolidate-v8,
+ * measured against v7 on LoCoMo and on the twelve recorded logs (CONTRACT §4 "Time in the prompt").
  */
-export const DEFAULT_PROMPT_VERSION = "consolidate-v7";
+export const DEFAULT_PROMPT_VERSION = "consolidate-v8";
 
 /** A versioned prompt (`prompts/<version>.md`, embedded in bundles); its hash goes into every manifest. */
 export function loadPrompt(version: string = DEFAULT_PROMPT_VERSION): Prompt {

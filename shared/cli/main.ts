@@ -72,7 +72,7 @@ const FLAG_HELP: Record<string, [string, string]> = {
   home: ["DIR", "the embedded store's folder (default $MEMGATE_HOME or ./.memgate)"],
   store: ["KIND", "embedded (default) or aws (MEMGATE_TABLE, MEMGATE_BUCKET, MEMGATE_QUEUE_URL)"],
   model: ["NAME", "the consolidating model (listed below)"],
-  prompt: ["VERSION", "the prompt version under prompts/ (default consolidate-v7)"],
+  prompt: ["VERSION", "the prompt version under prompts/ (default consolidate-v8)"],
   budget: ["TOKENS", "token budget of the summary (cl100k_base); low-value inputs stay cold"],
   "timeout-ms": ["MS", "deadline of one generation (default 30000, $MEMGATE_GENERATION_TIMEOUT_MS)"],
   through: ["H", "cap the snapshot at sequence H (not above the log, not below the alias)"],

@@ -184,7 +184,7 @@ describe("memgate eval --locomo", () => {
     expect(replayed.code, replayed.stderr).toBe(0);
     expect(JSON.parse(replayed.stdout)).toEqual(first);
     expect(server.requests.length).toBe(sent);
-    expect(first.prompt).toBe("consolidate-v7");
+    expect(first.prompt).toBe("consolidate-v8");
     const v4 = await memgate([...args, "--prompt", "consolidate-v4"]);
     expect(JSON.parse(v4.stdout).prompt).toBe("consolidate-v4");
     const table = await memgate(["eval", "--locomo", SAMPLE, "--budget", "300"]);

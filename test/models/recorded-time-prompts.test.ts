@@ -5,15 +5,15 @@ import { CHAT_LOGS, CHAT_SUBJECTS, LOG_SUBJECTS, publishedFromRecordings } from 
 
 /**
  * Real answers to the prompts that resolve relative time against each event's date, replayed
- * through the whole pipeline: consolidate-v6, and consolidate-v7 (the default: its checklist drawn
- * as the seed draws must-preserve, a chat's small talk left cold). Each was written once by a
+ * through the whole pipeline: consolidate-v6, and consolidate-v7 (its checklist drawn as the seed
+ * draws must-preserve, a chat's small talk left cold). Each was written once by a
  * language model given only the request memgate sent (request-v6.md, request-v7.md beside the log's
  * answers), recorded under the hash of the prompt it answered in test/fixtures/recorded-v6 and
  * recorded-v7. The replay finds an answer only when the renderer gives the log the same bytes, so
  * this also pins each prompt. pm-wei's first answer to v6 and v7 translated its source's name
- * (agent:planner) as 规划助手, which no event holds; its repair was published. consolidate-v8 (v7
- * asking a chat's claims to gather what each person has done, one list per topic) was answered the
- * same way (request-v8.md); mb-gary's first answer named an event no log holds and its repair was
+ * (agent:planner) as 规划助手, which no event holds; its repair was published. consolidate-v8 (the
+ * default: v7 asking a chat's claims to gather what each person has done, one list per topic) was
+ * answered the same way (request-v8.md); mb-gary's first answer named an event no log holds and its repair was
  * published.
  */
 const ON_REPAIR: Record<string, string> = {
