@@ -80,6 +80,9 @@ const MONTH_INDEX: Record<string, number> = {
 };
 const ORDINAL = "(?:st|nd|rd|th)?";
 
+/** The week form dates are written in (CONTRACT §4b): "week of" and a calendar day. */
+const ANCHORED_WEEK = /^\s+week\s+of\s+\d{4}-\d{2}-\d{2}\b/iu;
+
 /** English number words (CONTRACT §4b): a number when two or more form one, or one has a unit. */
 export const WORD_VALUES: Record<string, number> = Object.fromEntries([
   ..."zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
@@ -353,8 +356,10 @@ function mentionsOf(
       .filter((word) => word !== "and");
     const value = wordsValue(parts);
     const unit = unitAfter(text, end);
-    // A lone "one" or "two" before a plain noun is prose, not a number.
+    // A lone "one" or "two" before a plain noun is prose, not a number; so is "one" before the
+    // week form dates are written in ("the second one week of 2022-04-25" is no one-week span).
     if (value === null || (parts.length < 2 && unit === undefined)) return [];
+    if (parts.length === 1 && parts[0] === "one" && ANCHORED_WEEK.test(text.slice(end))) return [];
     return [numberMention(String(value), unit, words)];
   }
   if (groups.ordinalWord !== undefined)

@@ -144,6 +144,16 @@ describe("mention extraction", () => {
     expect(mentionsOf("the 3rd floor")).toEqual(mentionsOf("the third floor")); // an ordinal holds its number (§4b)
   });
 
+  it('reads "one" before the week form "week of YYYY-MM-DD" as prose, and any other count of weeks as one', () => {
+    // A real answer's "won a few tournaments, second one week of 2022-04-25" names a week, no span.
+    expect(mentionsOf("second one week of 2022-04-25")).toEqual(mentionsOf("week of 2022-04-25"));
+    expect(mentionsOf("stayed one week in May")).toEqual(mentionsOf("stayed 1 week in May"));
+    expect(mentionsOf("two weeks of 2022-04-25")).toEqual([
+      ...mentionsOf("2 weeks"),
+      ...mentionsOf("2022-04-25"),
+    ]);
+  });
+
   it.each([
     ["never use vendor X", 1],
     ["I don't not want it", 2],
