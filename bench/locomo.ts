@@ -28,13 +28,7 @@ function evaluate(args: string[]): LocomoReport {
   const result = spawnSync(process.execPath, [BIN, "eval", "--locomo", file, "--json", ...args], {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
-    // Three attempts: consolidate-v8's conv-42 was published on its second repair.
-    env: {
-      ...process.env,
-      MEMGATE_CONTEXT_TOKENS: "200000",
-      MEMGATE_MAX_OUTPUT_TOKENS: "32000",
-      MEMGATE_REPAIR_ATTEMPTS: "3",
-    },
+    env: { ...process.env, MEMGATE_CONTEXT_TOKENS: "200000", MEMGATE_MAX_OUTPUT_TOKENS: "32000" },
   });
   if (result.status !== 0)
     throw new Error(`memgate eval --locomo failed (${result.status}): ${result.stderr}`);

@@ -4,7 +4,7 @@
 // consolidate-v8, replayed). The reviewer writes which claims the conversation does not support;
 // bench/locomo/review holds the instructions and the reviews (<prompt>/<conversation>.json).
 //
-//   MEMGATE_CONTEXT_TOKENS=200000 MEMGATE_MAX_OUTPUT_TOKENS=32000 MEMGATE_REPAIR_ATTEMPTS=3 \
+//   MEMGATE_CONTEXT_TOKENS=200000 MEMGATE_MAX_OUTPUT_TOKENS=32000 \
 //     npx tsx --import ./scripts/text-imports.mjs \
 //     scripts/locomo-review.ts LOCOMO.json OUT_DIR [INSTRUCTIONS.md]
 //
