@@ -359,7 +359,7 @@ function mentionsOf(
     // A lone "one" or "two" before a plain noun is prose, not a number; so is "one" before the
     // week form dates are written in ("the second one week of 2022-04-25" is no one-week span).
     if (value === null || (parts.length < 2 && unit === undefined)) return [];
-    if (parts.length === 1 && parts[0] === "one" && ANCHORED_WEEK.test(text.slice(end))) return [];
+    if (parts.length === 1 && parts[0] === "one" && ANCHORED_WEEK.test(text.slice(end, end + 64))) return [];
     return [numberMention(String(value), unit, words)];
   }
   if (groups.ordinalWord !== undefined)
