@@ -16,6 +16,7 @@ import { checkScopeWords } from "./scope-words-check.ts";
 import { checkSummaryProse } from "./summary-cue-check.ts";
 import { checkSummaryMeaning } from "./summary-meaning-check.ts";
 import { checkTextSupport, type UndecidedText } from "./text-support-check.ts";
+import { checkTimeAnchors } from "./time-anchor-check.ts";
 import { checkWholeEventTexts } from "./whole-event-check.ts";
 
 /** What a check is asked for beyond the contract's defaults. */
@@ -82,6 +83,7 @@ export class CandidateCheck {
     checkConflictList(this);
     checkForeignTokens(this);
     checkTextSupport(this);
+    checkTimeAnchors(this);
     checkScopeWords(this);
     checkSummaryProse(this);
     checkSummaryMeaning(this);

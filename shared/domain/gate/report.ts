@@ -53,7 +53,7 @@ export type GateStats = z.infer<typeof GateStats>;
  * What the gate points a reader at without refusing: `low-support` summary sentences (CONTRACT
  * §4b), `judge-unclear` texts a model judge could not decide, thin restatements, and summary
  * phrases that may bend a source (a dropped cue, a conflict settled, a task called done, a value
- * moved).
+ * moved), and texts that name anew the moment a source's time word pointed back to.
  */
 export const GateWarning = z.object({
   code: z.enum([
@@ -64,6 +64,7 @@ export const GateWarning = z.object({
     "summary-conflict-settled",
     "summary-task-done",
     "summary-value-moved",
+    "time-anchor-renamed",
   ]),
   detail: z.string(),
 });
