@@ -1,5 +1,6 @@
 import MiniSearch from "minisearch";
 import { z } from "zod";
+import { uncitedInputs } from "#domain/cold-layer.ts";
 import { sortableInstant } from "#domain/dates.ts";
 import type { ChecklistEntry, GateContext } from "#domain/gate/index.ts";
 import { extractMentions } from "#domain/mentions.ts";
@@ -221,20 +222,6 @@ function valueWords(value: ValueData): string {
   if ("date" in value) return value.date;
   if ("entity" in value) return value.entity;
   return value.scopes.join(" ");
-}
-
-/** The inputs the claims and pending items of `body` derive from (the others are its cold layer). */
-export function citedIds(body: Pick<ConsolidationOutput, "claims" | "pending">): Set<string> {
-  return new Set([...body.claims, ...body.pending].flatMap((item) => item.derivedFrom));
-}
-
-/** The valid inputs no claim or pending item of `body` derives from (CONTRACT §2: the cold layer). */
-export function uncitedInputs<E extends MemoryEvent>(
-  body: ConsolidationOutput,
-  validInputs: readonly E[],
-): E[] {
-  const cited = citedIds(body);
-  return validInputs.filter((event) => !cited.has(event.eventId));
 }
 
 /** A served artifact's search, loaded once from its recall index (see `ServedIndex`). */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { uncitedInputs } from "#domain/cold-layer.ts";
 import { assertionClaims } from "#domain/consolidator.ts";
 import { budgetTokens, type GateContext, type GateReason } from "#domain/gate/index.ts";
 import { sha256 } from "#domain/hashing.ts";
@@ -195,7 +196,6 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
         signal,
       );
       const assemble = (kept: readonly Claim[]): ConsolidationOutput => {
-        const cited = new Set([...kept, ...pending].flatMap((item) => item.derivedFrom));
         return {
           claims: [...kept],
           pending,
@@ -204,9 +204,9 @@ export function segmentedGenerator(model: LanguageModel, settings: ModelSettings
             scope: conflict.scope,
             members: conflict.members,
           })),
-          coldRefs: context.selection.validInputs
-            .map((event) => event.eventId)
-            .filter((id) => !cited.has(id)),
+          coldRefs: uncitedInputs({ claims: kept, pending }, context.selection.validInputs).map(
+            (event) => event.eventId,
+          ),
           summary: summary.ok ? summary.value.summary : "",
         };
       };

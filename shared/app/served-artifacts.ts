@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { citedIds } from "#domain/cold-layer.ts";
 import { deepFreeze } from "#domain/frozen.ts";
 import {
   Claim,
@@ -13,13 +14,7 @@ import {
 import type { ArtifactFiles } from "#ports/artifacts.ts";
 import { NotFoundError } from "#ports/errors.ts";
 import { mapWithPauses, neverPause, type Pause } from "#ports/time.ts";
-import {
-  citedIds,
-  loadRecallSearch,
-  type RecallDays,
-  RecallIndex,
-  type RecallSearch,
-} from "./recall-index.ts";
+import { loadRecallSearch, type RecallDays, RecallIndex, type RecallSearch } from "./recall-index.ts";
 import { type RecallSection, type RecallSectionItems, showDays } from "./recall-text.ts";
 
 /**

@@ -1,3 +1,4 @@
+import { uncitedInputs } from "./cold-layer.ts";
 import { positionKey } from "./conflicts.ts";
 import { budgetTokens, type GateContext } from "./gate/index.ts";
 import { isMustPreserveAssertion, isWholeEvent, mustRestateText } from "./must-preserve.ts";
@@ -41,12 +42,11 @@ export function consolidate(context: GateContext, options: { budget?: number } =
 
   const build = (keptOptional: number): ConsolidationOutput => {
     const claims = [...required, ...optional.slice(0, keptOptional)].map((draft) => draft.claim);
-    const cited = new Set<string>([...claims, ...pending].flatMap((item) => item.derivedFrom));
     return {
       claims,
       pending,
       unresolvedConflicts,
-      coldRefs: selection.validInputs.map((event) => event.eventId).filter((id) => !cited.has(id)),
+      coldRefs: uncitedInputs({ claims, pending }, selection.validInputs).map((event) => event.eventId),
       summary: summaryText(claims, pending.length > 0, unresolvedConflicts.length > 0),
     };
   };

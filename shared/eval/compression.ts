@@ -1,6 +1,7 @@
 import { itemlessRecall, type Recall } from "#app/recall.ts";
-import { servedDays, uncitedInputs } from "#app/recall-index.ts";
+import { servedDays } from "#app/recall-index.ts";
 import { renderRecallText, showDays } from "#app/recall-text.ts";
+import { uncitedInputs } from "#domain/cold-layer.ts";
 import type { ConsolidationOutput, SequencedEvent } from "#domain/schemas.ts";
 import { countTokens } from "#domain/tokens.ts";
 

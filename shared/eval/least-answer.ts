@@ -1,3 +1,4 @@
+import { citedIds } from "#domain/cold-layer.ts";
 import type { GateContext } from "#domain/gate/index.ts";
 import { gateCandidateText, wholeEventKeeps } from "#domain/gate/index.ts";
 import { CUE_CLASSES, CUE_PHRASES, type CueCounts, type Mention } from "#domain/mentions.ts";
@@ -69,7 +70,7 @@ function leastAnswer(context: GateContext, verbatim: ReadonlySet<string>): Conso
     }
   }
   // A whole event nothing above derives from (a constraint with no assertions and nothing to keep).
-  const cited = new Set([...claims, ...pending].flatMap((item) => item.derivedFrom));
+  const cited = citedIds({ claims, pending });
   for (const item of context.mustPreserve)
     if (item.kind === "event" && !cited.has(item.eventId)) {
       const event = context.eventsById.get(item.eventId);
