@@ -146,9 +146,14 @@ export class SummaryParts {
    * The query's other claims and events, best first, until the first that does not fit (CONTRACT
    * §5a: "until the next does not fit"); the events served, how many of them the summary's claims
    * or pending items derive from (the others are cold inputs), and the event hits left out (read or
-   * not: a hit is read from the store only when it is offered).
+   * not: a hit is read from the store only when it is offered, and once into `read`, which a
+   * recall's second selection reuses; null for an id the store no longer holds).
    */
-  async hits(deps: Pick<Deps, "events">, snapshot: Snapshot): Promise<Matches> {
+  async hits(
+    deps: Pick<Deps, "events">,
+    snapshot: Snapshot,
+    read: Map<string, SequencedEvent | null>,
+  ): Promise<Matches> {
     const served: SequencedEvent[] = [];
     const hits = this.ranked ?? [];
     // Left out: every event hit not served but those out of scope (or gone from the store).
@@ -168,9 +173,11 @@ export class SummaryParts {
       if (start > 0)
         size = nextWindow(size, served.length, before - this.budget.remaining, this.budget.remaining);
       const window = hits.slice(start, start + size);
-      const coldIds = window.map((hit) => hit.id).filter((id) => !id.startsWith("#"));
-      const stored =
-        coldIds.length === 0 ? new Map() : await deps.events.eventsById(snapshot.subject, coldIds);
+      const unread = window.map((hit) => hit.id).filter((id) => !id.startsWith("#") && !read.has(id));
+      if (unread.length > 0) {
+        const stored = await deps.events.eventsById(snapshot.subject, unread);
+        for (const id of unread) read.set(id, stored.get(id)?.event ?? null);
+      }
       for (const { id } of window) {
         const index = claimIndexOf(id);
         if (index !== null) {
@@ -180,8 +187,8 @@ export class SummaryParts {
           continue;
         }
         if (id.startsWith("#")) continue;
-        const event = stored.get(id)?.event;
-        if (event === undefined || !eventInScope(this.plan.scope, event)) {
+        const event = read.get(id);
+        if (!event || !eventInScope(this.plan.scope, event)) {
           unserved--;
           continue;
         }

@@ -164,13 +164,14 @@ export async function recall(
   // A text budget first keeps no room for the note on what it left out; when that note then
   // does not fit, the selection runs again with room for it at its longest.
   // JSON: the served items as the budget counts them, summed while it took them.
-  // The query is searched once, whichever selection uses it.
+  // The query is searched once, and each event it reaches read once, whichever selection uses them.
   const searched = new Map<ServedIndex, Promise<Searched>>();
-  const first = await select(deps, subject, options, false, searched);
+  const read = new Map<string, SequencedEvent | null>();
+  const first = await select(deps, subject, options, false, searched, read);
   if (textVersionOf(options.format) === null) return first;
   const tokens = textTokens(first, options);
   if (options.budget === undefined || tokens <= options.budget) return { ...first, servedTokens: tokens };
-  const second = await select(deps, subject, options, true, searched);
+  const second = await select(deps, subject, options, true, searched, read);
   return { ...second, servedTokens: textTokens(second, options) };
 }
 
@@ -188,6 +189,7 @@ async function select(
   options: RecallOptions,
   roomForLeftOut: boolean,
   searched: Map<ServedIndex, Promise<Searched>>,
+  read: Map<string, SequencedEvent | null>,
 ): Promise<Recall> {
   const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
   const snapshot = await deps.events.snapshot(subject);
@@ -281,7 +283,7 @@ async function select(
   const { hits, problem } = await search;
   const parts = new SummaryParts(budget, body, tokens, plan, hits);
   parts.first();
-  const cold = hits === null ? NO_MATCHES : await parts.hits(deps, snapshot);
+  const cold = hits === null ? NO_MATCHES : await parts.hits(deps, snapshot, read);
   parts.summary();
   const page = await validPage(deps, snapshot, alias.coversThrough, budget, options.scope, "tail", true);
   parts.rest();
