@@ -3,7 +3,8 @@ import * as chronoEnglish from "chrono-node/en";
 import * as chronoChinese from "chrono-node/zh";
 import { addDays, calendarDay, daysInMonth, isoWeekday } from "./dates.ts";
 import { CHINESE_WEEKDAY, ENGLISH_WEEKDAY, MONTH_NAMES, weekdayOf } from "./day-forms.ts";
-import { chineseValue, normalizeForExtraction, WORD_VALUES } from "./mentions.ts";
+import { normalizeForExtraction } from "./mentions.ts";
+import { chineseValue, WORD_VALUES } from "./number-words.ts";
 import type { RelativeRow, Resolution, WeekdayReading } from "./relative-time-table.ts";
 import { RELATIVE_ROWS, SEASON_MONTHS } from "./relative-time-table.ts";
 
