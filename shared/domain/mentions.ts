@@ -40,6 +40,11 @@ export interface NumberMention {
   /** The number as written with separators folded (12,500 = 12500.00), unit ignored. */
   number: string;
   hasUnit: boolean;
+  /**
+   * Its unit is the one written after the next number of a range ("10 to 16 km": 10 km): such a
+   * number is held, and holds, with that unit or without one (CONTRACT §4b).
+   */
+  rangeUnit?: true;
   raw: string;
 }
 
@@ -317,8 +322,10 @@ function mentionsOf(
     const codeUnit = code !== undefined && resolveUnit(code)?.kind === "opaque" ? code : undefined;
     const unit =
       currency !== undefined ? CURRENCY_SYMBOLS[currency.trim()] : (codeUnit ?? unitAfter(text, after));
+    const raw = `${number}${magnitude ?? ""}`;
     // The raw text holds the magnitude, so what follows it (元 in 1.25万元) is read as its unit.
-    return [numberMention(scaled(digits, magnitude), unit, `${number}${magnitude ?? ""}`)];
+    if (unit !== undefined) return [numberMention(scaled(digits, magnitude), unit, raw)];
+    return [rangeNumber(scaled(digits, magnitude), rangeUnitAfter(text, after), raw)];
   }
   if (token !== undefined && /\d/.test(token) && !/[A-Za-z]/.test(token))
     return digitRunMentions(token, text, end);
@@ -345,9 +352,35 @@ function digitRunMentions(token: string, text: string, end: number): Mention[] {
   const parts = token
     .split(/[-_]/u)
     .flatMap((part) => (/^\d+(\.\d+)?$/.test(part) ? [part] : part.split(".")));
+  // "10-16 km": both ends of a range of two numbers are in km.
+  const range = unit !== undefined && RANGE_TOKEN.test(token);
   return parts
     .filter((part) => part !== "")
-    .map((part, index) => numberMention(part, index === parts.length - 1 ? unit : undefined, part));
+    .map((part, index) =>
+      index === parts.length - 1
+        ? numberMention(part, unit, part)
+        : range
+          ? rangeNumber(part, unit, part)
+          : numberMention(part, undefined, part),
+    );
+}
+const RANGE_TOKEN = /^\d+(?:\.\d+)?-\d+(?:\.\d+)?$/u;
+
+/**
+ * The unit of a range's second number, when one follows right after a bare number ("10 to 16 km",
+ * "5–10%", "3 至 5 天"): the first end is in it too.
+ */
+function rangeUnitAfter(text: string, position: number): string | undefined {
+  const next = RANGE_NEXT.exec(text.slice(position, position + 40));
+  return next === null ? undefined : unitAfter(text, position + next[0].length);
+}
+const RANGE_NEXT = /^\s*(?:to(?![A-Za-z])|[-\u2013\u2014~\uFF5E至到])\s*\d[\d,]*(?:\.\d+)?/u;
+
+/** A bare number that a range gives a unit: held, and holding, with that unit or without one. */
+function rangeNumber(digits: string, unit: string | undefined, raw: string): NumberMention {
+  return unit === undefined
+    ? numberMention(digits, undefined, raw)
+    : { ...numberMention(digits, unit, raw), rangeUnit: true };
 }
 
 /**

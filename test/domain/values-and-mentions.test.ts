@@ -234,6 +234,22 @@ describe("month-days in numbers and weekdays (CONTRACT §4b)", () => {
     expect(mentionsOf("08:00-20:00")).toEqual(["number:|8", "number:|0", "number:|20", "number:|0"]);
   });
 
+  it("gives a range's first end the unit written after its second (CONTRACT §4b)", () => {
+    const km = mentionsOf("from 10 km to 16 km");
+    expect(mentionsOf("long run 10 to 16 km")).toEqual(km);
+    expect(mentionsOf("10-16 km")).toEqual(km);
+    expect(mentionsOf("10 – 16 km")).toEqual(km);
+    expect(mentionsOf("5 to 10%")).toEqual(mentionsOf("5% to 10%"));
+    expect(mentionsOf("3至5天")).toEqual(mentionsOf("3天至5天"));
+    const [first] = extractMentions("10 to 16 km").mentions;
+    expect(first?.kind === "number" && first.rangeUnit).toBe(true);
+    // No unit after the second number, a currency before the first, or no range between: as before.
+    expect(mentionsOf("10 to 16")).toEqual(["number:|10", "number:|16"]);
+    expect(mentionsOf("USD 10 to 20")).toEqual(["number:u:USD|10", "number:|20"]);
+    expect(mentionsOf("10 or 16 km")[0]).toBe("number:|10");
+    expect(mentionsOf("2 to 3 p.m.")).toEqual(["number:|2", "number:|3"]);
+  });
+
   it("reads weekdays in English and Chinese, abbreviations only capitalised, never a count", () => {
     expect(mentionsOf("Mondays, Tue & Thurs. and friday")).toEqual([
       "date:weekday:1",

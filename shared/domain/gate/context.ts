@@ -182,7 +182,10 @@ function holdEventTokens(held: HeldTokens, event: SequencedEvent): void {
 /** Whether a mention is among the held tokens. */
 export function holdsMention(held: HeldTokens, mention: Mention): boolean {
   if (mention.kind === "number")
-    return mention.hasUnit ? held.unitNumbers.has(mention.key) : held.numbers.has(mention.number);
+    return mention.hasUnit && mention.rangeUnit === undefined
+      ? held.unitNumbers.has(mention.key)
+      : // A range's first end ("10 to 16 km") is held with its unit or as the bare number.
+        held.unitNumbers.has(mention.key) || held.numbers.has(mention.number);
   if (mention.kind === "date")
     return (
       held.dates.has(mention.key) ||

@@ -1,5 +1,5 @@
 import { monthDayOf } from "../dates.ts";
-import type { Mention, TextMentions } from "../mentions.ts";
+import type { Mention, NumberMention, TextMentions } from "../mentions.ts";
 import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, noCues } from "../mentions.ts";
 import { contributesMentions, eventMentions } from "../must-preserve.ts";
 import type { SequencedEvent, ValueData } from "../schemas.ts";
@@ -134,6 +134,8 @@ function checkPart(
   for (const { written } of texts)
     for (const mention of written.mentions) {
       writtenKeys.add(mentionKey(mention));
+      // A range's first end ("10 to 16 km") keeps the bare number too.
+      if (mention.kind === "number" && mention.rangeUnit) writtenKeys.add(bareKey(mention));
       // A full date written in the claim also keeps a source's year-less "Dec 3".
       const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
       if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
@@ -147,13 +149,17 @@ function checkPart(
   const required = noCues();
   for (const source of sources) {
     const { mentions, cues } = eventMentions(source);
-    for (const mention of mentions) requiredKeys.add(mentionKey(mention));
+    for (const mention of mentions) {
+      requiredKeys.add(mentionKey(mention));
+      if (mention.kind === "number" && mention.rangeUnit) requiredKeys.add(bareKey(mention));
+    }
     for (const cls of CUE_CLASSES) required[cls] += cues[cls];
   }
   for (const source of sources) {
     const restating = texts.find((text) => text.sources.includes(source)) ?? first;
     for (const mention of eventMentions(source).mentions) {
       if (writtenKeys.has(mentionKey(mention))) continue;
+      if (mention.kind === "number" && mention.rangeUnit && writtenKeys.has(bareKey(mention))) continue;
       if (mention.kind === "date" && mention.range?.every((number) => writtenKeys.has(mentionKey(number))))
         continue;
       if (valueHeld !== null && valuesHold(values, valueHeld, mention)) continue;
@@ -200,6 +206,11 @@ function checkPart(
       `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${bound}`,
     );
   }
+}
+
+/** The key of a number written bare: what a range's first end is held by besides its unit. */
+function bareKey(mention: NumberMention): string {
+  return `number:|${mention.number}`;
 }
 
 /**
