@@ -128,6 +128,30 @@ describe("every real answer through the gate (the verdict table)", () => {
     expect(assess(subject, "answer-v8-draft1-repair.json", dir).report.verdict).toBe("pass");
   });
 
+  // Answers to a draft of consolidate-v9 that asked for shorter texts (a size limit met by fewer
+  // words, a chat's items in a few words each): 54 % served/raw on the dense logs and 18 % on the
+  // chat logs (v8: 55 %, 17 %), so it did not land. health-coach-sam's "10 to 16 km" for sam-44's
+  // "from 10 km to 16 km" was refused until a range's first end took its unit (CONTRACT §4b);
+  // pm-wei translated wei-12's source label once more, research-lab dropped rl-24's unit "h", and
+  // mb-emily's item lists dropped the cue words of the turns they cite.
+  it.each([
+    ...SUBJECTS.map((subject) => [subject, DIR] as const),
+    ...Object.keys(CHAT_REFUSED).map((subject) => [subject, CHAT_DIR] as const),
+  ])("%s/answer-v9-draft1.json", (subject, dir) => {
+    const refused =
+      {
+        "pm-wei": ["unsupported-claim wei-12"],
+        "research-lab": ["value-changed rl-24"],
+        "mb-emily": [
+          "value-changed emily-2023-04-27-3-u",
+          "value-changed emily-2023-04-28-1-u",
+          "value-changed emily-2023-04-28-3-u",
+        ],
+      }[subject] ?? [];
+    const { report } = assess(subject, "answer-v9-draft1.json", dir);
+    expect([...new Set(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`))]).toEqual(refused);
+  });
+
   it.each(Object.entries(CHAT_REFUSED))("chat-answers/%s", (subject, refused) => {
     const { report } = assess(subject, "answer-v3.json", CHAT_DIR);
     expect(report.reasons.map((r) => `${r.code} ${r.eventId ?? "-"}`)).toEqual(refused);
