@@ -1,4 +1,4 @@
-import { type GateContext, type GateReason, wholeEventKeeps } from "#domain/gate/index.ts";
+import { type GateContext, type GateReason, type OldDates, wholeEventKeeps } from "#domain/gate/index.ts";
 import { canonicalJson, sha256 } from "#domain/hashing.ts";
 import {
   CUE_CLASSES,
@@ -101,6 +101,12 @@ const WORDED_TEMPLATES = new Set([
 export interface ChecklistStyle {
   wording: ChecklistWording;
   seedSet: boolean;
+  /**
+   * Whether a whole event's line names the old date of a change to its asserted date ("from Dec 22
+   * to Mon Dec 28"), as the gate asked before issue 38 and every template recorded until then
+   * names it; the gate no longer asks for it (CONTRACT §4b).
+   */
+  oldDates: OldDates;
 }
 
 const RECORDED_TEMPLATES = new Set([
@@ -118,10 +124,14 @@ export function checklistStyle(template: Prompt): ChecklistStyle {
   return {
     wording: WORDED_TEMPLATES.has(template.version) ? "words" : "classes",
     seedSet: !RECORDED_TEMPLATES.has(template.version),
+    oldDates: OLD_DATES_NAMED.has(template.version) ? "kept" : "history",
   };
 }
 
-const RECORDED_STYLE: ChecklistStyle = { wording: "classes", seedSet: false };
+/** The templates recorded while a change's old date was still named (all of them, at issue 38). */
+const OLD_DATES_NAMED = new Set([...WORDED_TEMPLATES, "consolidate-v1", "consolidate-v2", "segment-v1"]);
+
+const RECORDED_STYLE: ChecklistStyle = { wording: "classes", seedSet: false, oldDates: "kept" };
 
 /**
  * The must-preserve items a checklist lists: the set, and for a template drawn before the set
@@ -154,7 +164,7 @@ export function checklistByEvent(
   context: GateContext,
   style: ChecklistStyle = RECORDED_STYLE,
 ): Map<string, string[]> {
-  const { wording } = style;
+  const { wording, oldDates } = style;
   const byEvent = new Map<string, string[]>();
   for (const item of checklistItems(context, style)) {
     if (item.kind === "conflict") continue;
@@ -165,7 +175,7 @@ export function checklistByEvent(
   }
   if (wording === "words")
     for (const event of context.selection.validInputs) {
-      const keeps = wholeEventKeepsLine(event);
+      const keeps = wholeEventKeepsLine(event, oldDates);
       if (keeps)
         byEvent.get(event.eventId)?.push(`- ${event.eventId}: the text of its claims keeps ${keeps}`);
     }
@@ -176,8 +186,8 @@ export function checklistByEvent(
  * What the claims of a whole event with assertions must keep in their text beyond the assertions
  * (CONTRACT §4b "Whole-event text"), as the `words` checklist names it; "" when nothing.
  */
-function wholeEventKeepsLine(event: SequencedEvent): string {
-  const keeps = wholeEventKeeps(event);
+function wholeEventKeepsLine(event: SequencedEvent, oldDates: OldDates): string {
+  const keeps = wholeEventKeeps(event, oldDates);
   if (!keeps) return "";
   return [
     [...new Set(keeps.mentions.map((mention) => mention.raw))].join(", "),
@@ -206,15 +216,15 @@ export function segmentChecklistByEvent(
       isOpenTask(event)
         ? pendingChecklistLine(event.eventId, wording)
         : wording === "words"
-          ? segmentWordsLine(event)
+          ? segmentWordsLine(event, style.oldDates)
           : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text says beyond them (a condition, exception, time window, reason, name), keeping their numbers, dates, ids and cue words`,
     ]);
   }
   return byEvent;
 }
 
-function segmentWordsLine(event: SequencedEvent): string {
-  const keeps = wholeEventKeepsLine(event);
+function segmentWordsLine(event: SequencedEvent, oldDates: OldDates): string {
+  const keeps = wholeEventKeepsLine(event, oldDates);
   return keeps
     ? `- ${event.eventId}: its assertions are restated exactly elsewhere: restate what its text adds to them, keeping ${keeps}`
     : `- ${event.eventId}: its assertions are restated exactly elsewhere: restate only what its text adds to them (a condition, exception, time window, reason, name), or nothing when it adds nothing`;

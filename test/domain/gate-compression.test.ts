@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { consolidate } from "#domain/consolidator.ts";
-import { assessCandidate } from "#domain/gate/index.ts";
+import { assessCandidate, wholeEventKeeps } from "#domain/gate/index.ts";
 import { extractMentions } from "#domain/mentions.ts";
 import { contentWords } from "#domain/text-support.ts";
 import { candidate, codes, contextOf, gate, log, settled } from "../support/builders.ts";
@@ -230,6 +230,41 @@ describe("whole events with assertions keep what their text says beyond them", (
     // "5 min" stands in the stating sentence and no claim holds it.
     expect(report.reasons.map((r) => r.detail)).toEqual([
       expect.stringMatching(/ana-17's number "5".*kept by nothing/),
+    ]);
+  });
+
+  it("leaves the old date of a change to the asserted date to history, and no other date", () => {
+    // A real answer to a draft of consolidate-v3 was refused for lin-27's "Dec 22" (CONTRACT §4b).
+    const events = log({
+      eventId: "lin-27",
+      kind: "decision",
+      text: "Lin's staying on over Christmas. Return pushed from Dec 22 to Mon Dec 28, not before Dec 20.",
+      assertions: [{ key: "trip.return_date", value: { date: "2026-12-28" }, polarity: "affirmed" }],
+    });
+    const report = gate(
+      events,
+      candidate({ claims: [settled("trip.return_date", { date: "2026-12-28" }, ["lin-27"])] }),
+    );
+    expect(report.reasons.map((r) => r.detail)).toEqual([
+      expect.stringMatching(/lin-27's date "Dec 20" is kept by nothing/),
+    ]);
+    // The checklists of the prompts recorded before still name it, so their bytes never change.
+    const [event] = events;
+    expect(event && wholeEventKeeps(event)?.mentions.map((m) => m.raw)).toEqual(["Dec 20"]);
+    expect(event && wholeEventKeeps(event, "kept")?.mentions.map((m) => m.raw)).toEqual(["Dec 22", "Dec 20"]);
+    // A "from … to …" whose new side is not the asserted date keeps its first date.
+    const range = log({
+      eventId: "lin-28",
+      kind: "decision",
+      text: "Return on Dec 28, hotel booked from Dec 22 to Dec 24.",
+      assertions: [{ key: "trip.return_date", value: { date: "2026-12-28" }, polarity: "affirmed" }],
+    });
+    const kept = gate(
+      range,
+      candidate({ claims: [settled("trip.return_date", { date: "2026-12-28" }, ["lin-28"])] }),
+    );
+    expect(kept.reasons.map((r) => r.detail)).toEqual([
+      expect.stringMatching(/lin-28's date "Dec 22", date "Dec 24" are kept by nothing/),
     ]);
   });
 

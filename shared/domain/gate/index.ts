@@ -32,7 +32,7 @@ export {
   reason,
 } from "./report.ts";
 export type { UndecidedText } from "./text-support-check.ts";
-export { wholeEventKeeps } from "./whole-event-check.ts";
+export { type OldDates, wholeEventKeeps } from "./whole-event-check.ts";
 
 /**
  * The gate's full answer on one candidate: the report and, from the same check, what it read: the

@@ -38,8 +38,9 @@ const WORD_ONLY_CLASSES: readonly CueClass[] = ["condition"];
  * ("from 35 to 30 days": 35) is history, and the assertions' own values are checked as claims. A
  * text no sentence of which states an assertion keeps all its mentions.
  */
-function requiredMentions(event: SequencedEvent): Mention[] {
-  let required = requiredCache.get(event);
+function requiredMentions(event: SequencedEvent, oldDates: OldDates = "history"): Mention[] {
+  const cache = oldDates === "history" ? requiredCache : requiredAsRecordedCache;
+  let required = cache.get(event);
   if (required) return required;
   // Cut at sentence ends by punctuation: ICU keeps "sustained. 800 ms would..." as one sentence.
   const sentences = (event.text ?? "").split(SENTENCE_END).filter((sentence) => sentence.trim() !== "");
@@ -68,23 +69,48 @@ function requiredMentions(event: SequencedEvent): Mention[] {
   required = (
     stating.size === 0
       ? [...eventMentions(event).mentions]
-      : sentences.flatMap((sentence, index) => (stating.has(index) ? withoutOldValues(sentence) : []))
+      : sentences.flatMap((sentence, index) =>
+          stating.has(index) ? withoutOldValues(sentence, oldDates === "history" ? values : null) : [],
+        )
   ).filter((mention) => !holdsMention(values, mention) && !wallTimeHeld(assertionValues, mention));
-  requiredCache.set(event, required);
+  cache.set(event, required);
   return required;
 }
 const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？；;])/u;
 const requiredCache = new WeakMap<SequencedEvent, Mention[]>();
+const requiredAsRecordedCache = new WeakMap<SequencedEvent, Mention[]>();
 
-/** A change's old value ("from 35 to 30 days", 从35天改为30天) is history, not a mention to keep. */
-function withoutOldValues(sentence: string): Mention[] {
+/**
+ * Whether the old date of a change to an asserted date is history (the gate since issue 38) or
+ * kept (as the checklists of the prompts recorded before it name it, so their bytes never change).
+ */
+export type OldDates = "history" | "kept";
+
+/**
+ * A change's old value ("from 35 to 30 days", 从35天改为30天) is history, not a mention to keep; so
+ * is the old date of a change to the date an assertion holds ("pushed from Dec 22 to Mon Dec 28",
+ * asserting 2026-12-28).
+ */
+function withoutOldValues(sentence: string, asserted: HeldTokens | null): Mention[] {
   const { mentions } = mentionsToKeep(extractMentions(sentence));
   const old = new Set<string>();
   for (const match of sentence.matchAll(CHANGE_FROM)) if (match[1]) old.add(match[1].replaceAll(",", ""));
-  return mentions.filter((m) => !(m.kind === "number" && old.has(m.raw.replaceAll(",", ""))));
+  const oldDates = new Set<string>();
+  if (asserted !== null)
+    for (const [, before = "", after = ""] of sentence.matchAll(DATE_CHANGE))
+      if (extractMentions(after).mentions.some((m) => m.kind === "date" && holdsMention(asserted, m)))
+        for (const m of extractMentions(before).mentions) if (m.kind === "date") oldDates.add(m.key);
+  return mentions.filter(
+    (m) =>
+      !(m.kind === "number" && old.has(m.raw.replaceAll(",", ""))) &&
+      !(m.kind === "date" && oldDates.has(m.key)),
+  );
 }
 const CHANGE_FROM =
   /(?:\bfrom|从|由)\s*([\d,.]+)\s*[^\d\s,.;，。；]*\s*(?:to|改为|改成|调到|调整为|降到|降为|升到|提高到|减少到|到)\s*\d/giu;
+/** "from DATE to DATE" (从…改为…), each side at most 40 characters within the sentence. */
+const DATE_CHANGE =
+  /(?:\bfrom|从|由)\s*([^,;:，；：]{1,40}?)\s*(?:\bto\b|改为|改成|调到|调整为|推迟到|提前到|改到|到)\s*([^,;:，；：]{1,40})/giu;
 
 /**
  * What what derives from a whole event with assertions must keep beyond its assertions' values,
@@ -92,7 +118,10 @@ const CHANGE_FROM =
  * (compared where texts restate it). An id its assertions' keys or scopes hold is left out: the
  * claims restating them keep it. Null for any other event.
  */
-export function wholeEventKeeps(event: SequencedEvent): { mentions: Mention[]; conditions: number } | null {
+export function wholeEventKeeps(
+  event: SequencedEvent,
+  oldDates: OldDates = "history",
+): { mentions: Mention[]; conditions: number } | null {
   if (!(isWholeEvent(event) || isOpenTask(event)) || isTextOnly(event) || !event.text) return null;
   // An id that is part of one of its assertions' keys or scopes is kept by the claims restating them.
   const parts = new Set(
@@ -101,7 +130,9 @@ export function wholeEventKeeps(event: SequencedEvent): { mentions: Mention[]; c
     ),
   );
   return {
-    mentions: requiredMentions(event).filter((m) => !(m.kind === "id" && parts.has(m.key.toLowerCase()))),
+    mentions: requiredMentions(event, oldDates).filter(
+      (m) => !(m.kind === "id" && parts.has(m.key.toLowerCase())),
+    ),
     conditions: eventMentions(event).cues.condition,
   };
 }
