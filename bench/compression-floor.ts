@@ -21,9 +21,9 @@ const SETS = [
   {
     dir: join(fixtures, "model-answers"),
     name: "8 rule-dense logs",
-    goal: "≤ 45 % overall (the issue's goal)",
+    goal: "≤ 50 % overall, no log above 65 % (issue 38's goal)",
   },
-  { dir: join(fixtures, "chat-answers"), name: "4 chat-heavy logs", goal: "≤ 10 % (the issue's goal)" },
+  { dir: join(fixtures, "chat-answers"), name: "4 chat-heavy logs", goal: "≤ 12 % (issue 38's goal)" },
 ];
 
 for (const { dir, name, goal } of SETS) {
