@@ -234,37 +234,34 @@ describe("whole events with assertions keep what their text says beyond them", (
   });
 
   it("leaves the old date of a change to the asserted date to history, and no other date", () => {
+    // A decision asserting the return date, restated by its claim alone: what its text must keep.
+    const returnOn = (text: string) => {
+      const event = log({
+        eventId: "lin-27",
+        kind: "decision",
+        text,
+        assertions: [{ key: "trip.return_date", value: { date: "2026-12-28" }, polarity: "affirmed" }],
+      });
+      const claim = settled("trip.return_date", { date: "2026-12-28" }, ["lin-27"]);
+      return {
+        event: event[0],
+        reasons: gate(event, candidate({ claims: [claim] })).reasons.map((r) => r.detail),
+      };
+    };
     // A real answer to a draft of consolidate-v3 was refused for lin-27's "Dec 22" (CONTRACT §4b).
-    const events = log({
-      eventId: "lin-27",
-      kind: "decision",
-      text: "Lin's staying on over Christmas. Return pushed from Dec 22 to Mon Dec 28, not before Dec 20.",
-      assertions: [{ key: "trip.return_date", value: { date: "2026-12-28" }, polarity: "affirmed" }],
-    });
-    const report = gate(
-      events,
-      candidate({ claims: [settled("trip.return_date", { date: "2026-12-28" }, ["lin-27"])] }),
+    const pushed = returnOn(
+      "Staying over Christmas. Return pushed from Dec 22 to Mon Dec 28, not before Dec 20.",
     );
-    expect(report.reasons.map((r) => r.detail)).toEqual([
-      expect.stringMatching(/lin-27's date "Dec 20" is kept by nothing/),
-    ]);
+    expect(pushed.reasons).toEqual([expect.stringMatching(/lin-27's date "Dec 20" is kept by nothing/)]);
     // The checklists of the prompts recorded before still name it, so their bytes never change.
-    const [event] = events;
-    expect(event && wholeEventKeeps(event)?.mentions.map((m) => m.raw)).toEqual(["Dec 20"]);
-    expect(event && wholeEventKeeps(event, "kept")?.mentions.map((m) => m.raw)).toEqual(["Dec 22", "Dec 20"]);
+    expect(pushed.event && wholeEventKeeps(pushed.event)?.mentions.map((m) => m.raw)).toEqual(["Dec 20"]);
+    expect(pushed.event && wholeEventKeeps(pushed.event, "kept")?.mentions.map((m) => m.raw)).toEqual([
+      "Dec 22",
+      "Dec 20",
+    ]);
     // A "from … to …" whose new side is not the asserted date keeps its first date.
-    const range = log({
-      eventId: "lin-28",
-      kind: "decision",
-      text: "Return on Dec 28, hotel booked from Dec 22 to Dec 24.",
-      assertions: [{ key: "trip.return_date", value: { date: "2026-12-28" }, polarity: "affirmed" }],
-    });
-    const kept = gate(
-      range,
-      candidate({ claims: [settled("trip.return_date", { date: "2026-12-28" }, ["lin-28"])] }),
-    );
-    expect(kept.reasons.map((r) => r.detail)).toEqual([
-      expect.stringMatching(/lin-28's date "Dec 22", date "Dec 24" are kept by nothing/),
+    expect(returnOn("Return on Dec 28, hotel booked from Dec 22 to Dec 24.").reasons).toEqual([
+      expect.stringMatching(/lin-27's date "Dec 22", date "Dec 24" are kept by nothing/),
     ]);
   });
 
