@@ -76,3 +76,28 @@ export function flat(value: unknown): string {
   if ("Ref" in record) return `<${record.Ref}>`;
   return JSON.stringify(value);
 }
+
+export const ROOT = join(import.meta.dirname, "../..");
+
+/** Properties that give a resource a physical name: none may be a literal (two tenants share an account). */
+export const NAME_PROPERTIES = [
+  "TableName",
+  "BucketName",
+  "QueueName",
+  "TopicName",
+  "FunctionName",
+  "RoleName",
+  "AlarmName",
+  "DashboardName",
+  "LogGroupName",
+  "RuleName",
+  "KeyAlias",
+  "ManagedPolicyName",
+];
+
+/** The route keys API Gateway would match ("POST /v1/subjects/{subject}/events"). */
+export const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
+
+/** The execute-api ARN's tail a role policy names for a route (path parameters as *). */
+export const invokeTail = (route: { method: string; path: string }) =>
+  `/$default/${route.method}${route.path.replace(/\{[^}]+\}/g, "*")}`;
