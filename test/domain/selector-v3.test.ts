@@ -5,8 +5,8 @@ import { DEFAULT_TRUST_POLICY, MemoryEvent as MemoryEventSchema } from "#domain/
 import { selectInputs, selectionDifferences } from "#domain/selector.ts";
 import { canonicalValue, describeValue } from "#domain/values.ts";
 import { fact, log } from "../support/builders.ts";
-import { PlannedLog } from "../support/memory-append.ts";
 import {
+  appendedInTwo,
   oracleConflicts,
   oracleMembers,
   oraclePositions,
@@ -346,14 +346,7 @@ describe("selector v3 against an independent reading of the contract", () => {
   it("the planner moves the epoch exactly when validity, the contradicting positions or the reading that holds change", async () => {
     await fc.assert(
       fc.asyncProperty(readingLogArb, async ({ events, cut, policy }) => {
-        const planned = new PlannedLog(policy);
-        const before = events.slice(0, cut);
-        if (before.length > 0) await planned.append(before);
-        const plan = await planned.append(events.slice(cut));
-        const sequenced = planned.sequenced();
-        const old = sequenced.filter((event) => event.sequence <= cut);
-        const validBefore = oracleValidity(old, cut, policy);
-        const validAfter = oracleValidity(sequenced, sequenced.length, policy);
+        const { plan, sequenced, old, validBefore, validAfter } = await appendedInTwo(events, cut, policy);
         const validityChanged = old.some((e) => validBefore.has(e.eventId) !== validAfter.has(e.eventId));
         const rules = policy.latest ?? [];
         const uncovered = (list: SequencedEvent[]) =>

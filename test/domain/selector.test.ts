@@ -7,6 +7,7 @@ import { StandingResolver } from "#domain/standing-resolver.ts";
 import { candidate, codes, contextOf, fact, gate, log, settled } from "../support/builders.ts";
 import { PlannedLog } from "../support/memory-append.ts";
 import {
+  appendedInTwo,
   oracleConflicts,
   oracleMembers,
   oraclePositions,
@@ -362,14 +363,7 @@ describe("selector v2 against an independent reading of the contract", () => {
   it("the planner moves the epoch exactly when the validity of stored events or the contradicting positions change", async () => {
     await fc.assert(
       fc.asyncProperty(logArb, async ({ events, cut }) => {
-        const planned = new PlannedLog();
-        const before = events.slice(0, cut);
-        if (before.length > 0) await planned.append(before);
-        const plan = await planned.append(events.slice(cut));
-        const sequenced = planned.sequenced();
-        const old = sequenced.filter((event) => event.sequence <= cut);
-        const validBefore = oracleValidity(old, cut, DEFAULT_TRUST_POLICY);
-        const validAfter = oracleValidity(sequenced, sequenced.length, DEFAULT_TRUST_POLICY);
+        const { plan, sequenced, old, validBefore, validAfter } = await appendedInTwo(events, cut);
         const oldIds = old.map((event) => event.eventId);
         const validityChanged = oldIds.some((id) => validBefore.has(id) !== validAfter.has(id));
         const conflictsChanged =

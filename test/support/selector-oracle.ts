@@ -1,6 +1,13 @@
 import fc from "fast-check";
-import { type SequencedEvent, TRUST_LEVELS, type TrustPolicy } from "#domain/schemas.ts";
+import type { MemoryEvent } from "#domain/schemas.ts";
+import {
+  DEFAULT_TRUST_POLICY,
+  type SequencedEvent,
+  TRUST_LEVELS,
+  type TrustPolicy,
+} from "#domain/schemas.ts";
 import { canonicalValue } from "#domain/values.ts";
+import { PlannedLog } from "./memory-append.ts";
 
 /**
  * The selector's property tests (v2 and v3) check it against an independent reading of CONTRACT
@@ -92,3 +99,28 @@ export const stepArb = fc.oneof(
     }),
   },
 );
+
+/**
+ * A log appended in two batches, cut after `cut` events, as the planner sees it: the second
+ * batch's plan, every event as stored, those of the first batch, and what the oracle holds valid
+ * before and after the second.
+ */
+export async function appendedInTwo(
+  events: readonly MemoryEvent[],
+  cut: number,
+  policy: TrustPolicy = DEFAULT_TRUST_POLICY,
+) {
+  const planned = new PlannedLog(policy);
+  const before = events.slice(0, cut);
+  if (before.length > 0) await planned.append(before);
+  const plan = await planned.append(events.slice(cut));
+  const sequenced = planned.sequenced();
+  const old = sequenced.filter((event) => event.sequence <= cut);
+  return {
+    plan,
+    sequenced,
+    old,
+    validBefore: oracleValidity(old, cut, policy),
+    validAfter: oracleValidity(sequenced, sequenced.length, policy),
+  };
+}
