@@ -553,3 +553,14 @@ export function mentionsToKeep(read: TextMentions): TextMentions {
 export function mentionKey(mention: Mention): string {
   return `${mention.kind}:${mention.key}`;
 }
+
+/**
+ * The identities a mention is kept under: its own, and for a range's first end ("10 to 16 km") the
+ * bare number's too (CONTRACT §4b "A range's unit").
+ */
+export function mentionKeys(mention: Mention): string[] {
+  const key = mentionKey(mention);
+  if (mention.kind !== "number" || !mention.rangeUnit) return [key];
+  const bare = quantityKey({ unitKey: "", baseValue: mention.number, number: mention.number });
+  return [key, `number:${bare}`];
+}

@@ -1,6 +1,6 @@
 import { monthDayOf } from "../dates.ts";
-import type { Mention, NumberMention, TextMentions } from "../mentions.ts";
-import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, noCues } from "../mentions.ts";
+import type { Mention, TextMentions } from "../mentions.ts";
+import { CUE_CLASS_NAMES, CUE_CLASSES, mentionKey, mentionKeys, noCues } from "../mentions.ts";
 import { contributesMentions, eventMentions } from "../must-preserve.ts";
 import type { SequencedEvent, ValueData } from "../schemas.ts";
 import type { CandidateCheck } from "./candidate-check.ts";
@@ -133,9 +133,7 @@ function checkPart(
   const writtenKeys = new Set<string>();
   for (const { written } of texts)
     for (const mention of written.mentions) {
-      writtenKeys.add(mentionKey(mention));
-      // A range's first end ("10 to 16 km") keeps the bare number too.
-      if (mention.kind === "number" && mention.rangeUnit) writtenKeys.add(bareKey(mention));
+      for (const key of mentionKeys(mention)) writtenKeys.add(key);
       // A full date written in the claim also keeps a source's year-less "Dec 3".
       const monthDay = mention.kind === "date" ? monthDayOf(mention.key) : null;
       if (monthDay !== null) writtenKeys.add(`date:${monthDay}`);
@@ -149,17 +147,13 @@ function checkPart(
   const required = noCues();
   for (const source of sources) {
     const { mentions, cues } = eventMentions(source);
-    for (const mention of mentions) {
-      requiredKeys.add(mentionKey(mention));
-      if (mention.kind === "number" && mention.rangeUnit) requiredKeys.add(bareKey(mention));
-    }
+    for (const mention of mentions) for (const key of mentionKeys(mention)) requiredKeys.add(key);
     for (const cls of CUE_CLASSES) required[cls] += cues[cls];
   }
   for (const source of sources) {
     const restating = texts.find((text) => text.sources.includes(source)) ?? first;
     for (const mention of eventMentions(source).mentions) {
-      if (writtenKeys.has(mentionKey(mention))) continue;
-      if (mention.kind === "number" && mention.rangeUnit && writtenKeys.has(bareKey(mention))) continue;
+      if (mentionKeys(mention).some((key) => writtenKeys.has(key))) continue;
       if (mention.kind === "date" && mention.range?.every((number) => writtenKeys.has(mentionKey(number))))
         continue;
       if (valueHeld !== null && valuesHold(values, valueHeld, mention)) continue;
@@ -206,11 +200,6 @@ function checkPart(
       `${where} ${texts.length > 1 ? "have" : "has"} ${written[cls]} ${CUE_CLASS_NAMES[cls]} cue(s); ${sources.length > 1 ? "their source texts have" : "its source text has"} ${bound}`,
     );
   }
-}
-
-/** The key of a number written bare: what a range's first end is held by besides its unit. */
-function bareKey(mention: NumberMention): string {
-  return `number:|${mention.number}`;
 }
 
 /**
