@@ -106,11 +106,18 @@ function withoutOldValues(sentence: string, asserted: HeldTokens | null): Mentio
       !(m.kind === "date" && oldDates.has(m.key)),
   );
 }
-const CHANGE_FROM =
-  /(?:\bfrom|从|由)\s*([\d,.]+)\s*[^\d\s,.;，。；]*\s*(?:to|改为|改成|调到|调整为|降到|降为|升到|提高到|减少到|到)\s*\d/giu;
+/** The words a change's old value follows, and those its new value follows (Chinese: 改为 … 到). */
+const CHANGE_FROM_WORDS = String.raw`(?:\bfrom|从|由)`;
+const CHANGE_TO_WORDS = "改为|改成|调到|调整为|降到|降为|升到|提高到|减少到|到";
+const CHANGE_FROM = new RegExp(
+  String.raw`${CHANGE_FROM_WORDS}\s*([\d,.]+)\s*[^\d\s,.;，。；]*\s*(?:to|${CHANGE_TO_WORDS})\s*\d`,
+  "giu",
+);
 /** "from DATE to DATE" (从…改为…), each side at most 40 characters within the sentence. */
-const DATE_CHANGE =
-  /(?:\bfrom|从|由)\s*([^,;:，；：]{1,40}?)\s*(?:\bto\b|改为|改成|调到|调整为|推迟到|提前到|改到|到)\s*([^,;:，；：]{1,40})/giu;
+const DATE_CHANGE = new RegExp(
+  String.raw`${CHANGE_FROM_WORDS}\s*([^,;:，；：]{1,40}?)\s*(?:\bto\b|${CHANGE_TO_WORDS})\s*([^,;:，；：]{1,40})`,
+  "giu",
+);
 
 /**
  * What what derives from a whole event with assertions must keep beyond its assertions' values,
